@@ -1,0 +1,9 @@
+"""Errors raised when a biLM cannot be loaded or used."""
+
+
+class ModelFormatError(ValueError):
+    """A model file or folder is missing, unreadable, or does not match its options."""
+
+
+class BundledModelNotFound(ModelFormatError):
+    """A bundled model name was asked for that this installation does not ship."""

@@ -1,0 +1,201 @@
+"""Forward and backward stacks of LSTMs with projection and clipping (TensorFlow LSTMCell semantics).
+
+Both directions run in one batched computation: every tensor has a leading direction axis of
+size 2 (0 = forward LM, 1 = backward LM). Each direction reads its own input sequence from left
+to right; the caller reverses the backward input. Gate order of the weights: i, f, o, g (the
+three sigmoid gates, then the cell candidate); the forget bias includes TensorFlow's +1.
+"""
+from typing import List, Optional, Tuple
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from .config import BiLMConfig
+
+LayerState = Tuple[torch.Tensor, torch.Tensor]  # c (2, B, C), h (2, B, P)
+# Row-steps of input projection computed at once; bounds memory for long sequences.
+INPUT_CHUNK_ROWS = 16384
+
+
+class BiLstmLayer(nn.Module):
+    """One LSTM layer for each direction, weights stacked on a leading axis of size 2."""
+
+    def __init__(self, input_dim: int, cell_dim: int, output_dim: int, project: bool) -> None:
+        super().__init__()
+        self.cell_dim = cell_dim
+        self.output_dim = output_dim
+        self.input_weight = nn.Parameter(torch.empty(2, 4 * cell_dim, input_dim))
+        self.recurrent_weight = nn.Parameter(torch.empty(2, 4 * cell_dim, output_dim))
+        self.bias = nn.Parameter(torch.empty(2, 4 * cell_dim))
+        self.projection = nn.Parameter(torch.empty(2, output_dim, cell_dim)) if project else None
+
+    def reset_parameters(self) -> None:
+        """Glorot-uniform kernels as TensorFlow, zero bias plus the forget bias of 1."""
+        with torch.no_grad():
+            for d in range(2):
+                fan = self.input_weight.shape[2] + self.recurrent_weight.shape[2]
+                bound = (6.0 / (fan + 4 * self.cell_dim)) ** 0.5
+                nn.init.uniform_(self.input_weight[d], -bound, bound)
+                nn.init.uniform_(self.recurrent_weight[d], -bound, bound)
+                if self.projection is not None:
+                    bound = (6.0 / (self.cell_dim + self.output_dim)) ** 0.5
+                    nn.init.uniform_(self.projection[d], -bound, bound)
+            self.bias.zero_()
+            self.bias[:, self.cell_dim : 2 * self.cell_dim] = 1.0
+
+
+class BiLstmStack(nn.Module):
+    """L layers of forward and backward LSTMs (the contextual part of the biLM)."""
+
+    def __init__(self, config: BiLMConfig) -> None:
+        super().__init__()
+        self.config = config
+        width = config.projection_dim if config.has_lstm_projection else config.lstm_dim
+        self.layers = nn.ModuleList(
+            BiLstmLayer(width, config.lstm_dim, width, config.has_lstm_projection)
+            for _ in range(config.n_layers)
+        )
+
+    def reset_parameters(self) -> None:
+        for layer in self.layers:
+            layer.reset_parameters()
+
+    def zero_state(self, batch_size: int, device: torch.device, dtype: torch.dtype) -> List[LayerState]:
+        """All-zero (c, h) for every layer."""
+        return [
+            (
+                torch.zeros(2, batch_size, layer.cell_dim, device=device, dtype=dtype),
+                torch.zeros(2, batch_size, layer.output_dim, device=device, dtype=dtype),
+            )
+            for layer in self.layers
+        ]
+
+    def forward(
+        self,
+        inputs: torch.Tensor,
+        lengths: torch.Tensor,
+        state: Optional[List[LayerState]] = None,
+        dropout: float = 0.0,
+    ) -> Tuple[List[torch.Tensor], List[LayerState]]:
+        """Run both directions over their inputs.
+
+        inputs (Tensor): (2, B, T, P), direction-major; positions at or past a row's length are ignored.
+        lengths (Tensor): (B,) int64 valid lengths, on any device.
+        state (Optional[List[LayerState]]): initial (c, h) per layer, zeros if None.
+        dropout (float): dropout on each layer's input, in training mode only.
+        RETURNS (Tuple[List[Tensor], List[LayerState]]): outputs (2, B, T, P) per layer, with
+            skip connections added and zeros past each length; final state at each row's last step.
+        """
+        batch_size, n_steps = inputs.shape[1], inputs.shape[2]
+        lengths = lengths.to("cpu", torch.int64)
+        if state is None:
+            state = self.zero_state(batch_size, inputs.device, inputs.dtype)
+        order = torch.argsort(lengths, descending=True, stable=True)
+        sorted_rows = bool((order == torch.arange(batch_size)).all())
+        if not sorted_rows:
+            inputs = inputs[:, order.to(inputs.device)]
+            state = [(c[:, order.to(c.device)], h[:, order.to(h.device)]) for c, h in state]
+            lengths = lengths[order]
+        # active[t]: rows (a prefix, rows being sorted) whose sequence covers step t
+        active = (lengths.unsqueeze(0) > torch.arange(n_steps).unsqueeze(1)).sum(dim=1).tolist()
+        outputs: List[torch.Tensor] = []
+        new_state: List[LayerState] = []
+        x = inputs
+        for index, layer in enumerate(self.layers):
+            if dropout > 0.0 and self.training:
+                x = F.dropout(x, dropout, training=True)
+            h_seq, layer_state = self._run_layer(layer, x, active, state[index])
+            if index > 0 and self.config.use_skip_connections:
+                h_seq = h_seq + x
+            outputs.append(h_seq)
+            new_state.append(layer_state)
+            x = h_seq
+        if not sorted_rows:
+            inverse = torch.argsort(order)
+            outputs = [out[:, inverse.to(out.device)] for out in outputs]
+            new_state = [(c[:, inverse.to(c.device)], h[:, inverse.to(h.device)]) for c, h in new_state]
+        return outputs, new_state
+
+    def _run_layer(
+        self, layer: BiLstmLayer, x: torch.Tensor, active: List[int], state: LayerState
+    ) -> Tuple[torch.Tensor, LayerState]:
+        if torch.is_grad_enabled():
+            return self._run_layer_differentiable(layer, x, active, state)
+        return self._run_layer_inference(layer, x, active, state)
+
+    def _input_projection(self, layer: BiLstmLayer, x: torch.Tensor) -> torch.Tensor:
+        """x·W_x + b for all time steps at once: (2, B, T, I) -> (2, B, T, 4C)."""
+        n_dir, batch_size, n_steps, width = x.shape
+        flat = x.reshape(n_dir, batch_size * n_steps, width)
+        projected = torch.baddbmm(layer.bias.unsqueeze(1), flat, layer.input_weight.transpose(1, 2))
+        return projected.view(n_dir, batch_size, n_steps, -1)
+
+    def _cell(
+        self, layer: BiLstmLayer, z: torch.Tensor, c_prev: torch.Tensor
+    ) -> Tuple[torch.Tensor, torch.Tensor]:
+        """One step of the cell from pre-activations z (2, n, 4C); returns (c, h)."""
+        cell_dim = layer.cell_dim
+        gates = torch.sigmoid(z[..., : 3 * cell_dim])
+        candidate = torch.tanh(z[..., 3 * cell_dim :])
+        input_gate, forget_gate, output_gate = gates.chunk(3, dim=-1)
+        c = torch.addcmul(forget_gate * c_prev, input_gate, candidate)
+        clip = self.config.cell_clip
+        if clip is not None:
+            c = c.clamp(-clip, clip)
+        h = output_gate * torch.tanh(c)
+        if layer.projection is not None:
+            h = torch.bmm(h, layer.projection.transpose(1, 2))
+            clip = self.config.proj_clip
+            if clip is not None:
+                h = h.clamp(-clip, clip)
+        return c, h
+
+    def _run_layer_inference(
+        self, layer: BiLstmLayer, x: torch.Tensor, active: List[int], state: LayerState
+    ) -> Tuple[torch.Tensor, LayerState]:
+        n_dir, batch_size, n_steps, _ = x.shape
+        c, h = state[0].clone(), state[1].clone()
+        out = x.new_zeros(n_dir, batch_size, n_steps, layer.output_dim)
+        recurrent = layer.recurrent_weight.transpose(1, 2)
+        chunk = max(1, INPUT_CHUNK_ROWS // max(batch_size, 1))
+        for start in range(0, n_steps, chunk):
+            stop = min(n_steps, start + chunk)
+            if active[start] == 0:
+                break
+            n_rows = active[start]
+            projected = self._input_projection(layer, x[:, :n_rows, start:stop])
+            for t in range(start, stop):
+                n = active[t]
+                if n == 0:
+                    break
+                z = torch.baddbmm(projected[:, :n, t - start], h[:, :n], recurrent)
+                c_new, h_new = self._cell(layer, z, c[:, :n])
+                c[:, :n] = c_new
+                h[:, :n] = h_new
+                out[:, :n, t] = h_new
+        return out, (c, h)
+
+    def _run_layer_differentiable(
+        self, layer: BiLstmLayer, x: torch.Tensor, active: List[int], state: LayerState
+    ) -> Tuple[torch.Tensor, LayerState]:
+        n_dir, batch_size, n_steps, _ = x.shape
+        c, h = state
+        projected = self._input_projection(layer, x)
+        recurrent = layer.recurrent_weight.transpose(1, 2)
+        steps = []
+        for t in range(n_steps):
+            n = active[t]
+            if n == 0:
+                steps.append(x.new_zeros(n_dir, batch_size, layer.output_dim))
+                continue
+            z = torch.baddbmm(projected[:, :n, t], h[:, :n], recurrent)
+            c_new, h_new = self._cell(layer, z, c[:, :n])
+            if n < batch_size:
+                c = torch.cat([c_new, c[:, n:]], dim=1)
+                h = torch.cat([h_new, h[:, n:]], dim=1)
+                steps.append(F.pad(h_new, (0, 0, 0, batch_size - n)))
+            else:
+                c, h = c_new, h_new
+                steps.append(h_new)
+        return torch.stack(steps, dim=2), (c, h)

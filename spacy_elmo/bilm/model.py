@@ -1,0 +1,229 @@
+"""The ELMo biLM: token encoder, forward and backward LSTM stacks, and the embedding API."""
+from pathlib import Path
+from typing import Hashable, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import torch
+from torch import nn
+
+from .characters import BOS_TOKEN, EOS_TOKEN, CharacterMapper
+from .config import BiLMConfig
+from .lstm import BiLstmStack, LayerState
+from .token_cache import DEFAULT_CACHE_BYTES, TokenEmbeddingCache
+from .token_encoder import CharTokenEncoder
+
+Sentences = Sequence[Sequence[str]]
+DEFAULT_BATCH_SIZE = 64
+DEFAULT_MAX_TOKENS = 8192
+
+
+class BiLM(nn.Module):
+    """A bidirectional language model in the ELMo architecture.
+
+    Outputs L+1 layers of width 2·P per token: the token embedding duplicated, then each LSTM
+    layer (forward and backward states concatenated), as AllenNLP and bilm-tf do.
+    The default is stateless: a sentence's vectors depend on that sentence only.
+
+    config (BiLMConfig): the architecture.
+    cache_bytes (int): memory bound of the per-string cache of token embeddings.
+    """
+
+    def __init__(self, config: BiLMConfig, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+        super().__init__()
+        self.config = config
+        self.characters = CharacterMapper(config.max_characters_per_token)
+        self.token_encoder = CharTokenEncoder(config)
+        self.lstm = BiLstmStack(config)
+        self.softmax: Optional[nn.Linear] = None
+        self.vocab: Optional[List[str]] = None
+        self.token_cache = TokenEmbeddingCache(cache_bytes)
+        self._state: Optional[List[LayerState]] = None
+
+    @property
+    def n_layers(self) -> int:
+        """Number of output layers (token layer + LSTM layers)."""
+        return self.config.n_output_layers
+
+    @property
+    def output_dim(self) -> int:
+        """Width of each output layer, 2·P."""
+        return self.config.output_dim
+
+    @property
+    def device(self) -> torch.device:
+        return self.lstm.layers[0].bias.device
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.lstm.layers[0].bias.dtype
+
+    def reset_parameters(self) -> None:
+        """Initialise all weights as bilm-tf does before training."""
+        self.token_encoder.reset_parameters()
+        self.lstm.reset_parameters()
+        if self.softmax is not None:
+            with torch.no_grad():
+                nn.init.normal_(self.softmax.weight, 0.0, 1.0 / self.config.projection_dim**0.5)
+                self.softmax.bias.zero_()
+
+    def set_softmax(self, vocab: Sequence[str]) -> None:
+        """Attach a new softmax over `vocab` (shared by both directions), initialised as bilm-tf."""
+        self.vocab = list(vocab)
+        self.softmax = nn.Linear(self.config.projection_dim, len(self.vocab)).to(self.device, self.dtype)
+        with torch.no_grad():
+            nn.init.normal_(self.softmax.weight, 0.0, 1.0 / self.config.projection_dim**0.5)
+            self.softmax.bias.zero_()
+
+    def reset_states(self) -> None:
+        """Forget the LSTM states carried between stateful calls."""
+        self._state = None
+
+    def save(self, folder: Union[str, Path], dtype: Optional[str] = None) -> None:
+        """Write the native format: config.json + model.safetensors (+ vocab.txt)."""
+        from .native_format import save_bilm
+
+        save_bilm(self, folder, dtype=dtype)
+
+    # --- embedding API -------------------------------------------------------------------------
+
+    def embed_sentences(
+        self,
+        sentences: Sentences,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+    ) -> List[np.ndarray]:
+        """Embed tokenized sentences, stateless, in length-sorted batches.
+
+        sentences (Sequence[Sequence[str]]): the tokens of each sentence.
+        batch_size (int): most sentences per forward pass.
+        max_tokens (int): most padded token slots (rows × longest) per forward pass; a longer
+            sentence runs alone.
+        RETURNS (List[np.ndarray]): per sentence a float32 array (n_layers, n_tokens, output_dim).
+        """
+        _check_sentences(sentences)
+        if batch_size < 1 or max_tokens < 1:
+            raise ValueError(f"batch_size and max_tokens must be positive, got {batch_size}, {max_tokens}")
+        order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]), reverse=True)
+        results: List[Optional[np.ndarray]] = [None] * len(sentences)
+        start = 0
+        while start < len(order):
+            longest = len(sentences[order[start]]) + 2
+            rows = max(1, min(batch_size, max_tokens // longest))
+            batch = order[start : start + rows]
+            for index, array in zip(batch, self.embed_batch([sentences[i] for i in batch])):
+                results[index] = array
+            start += rows
+        return results  # type: ignore[return-value]
+
+    def embed_batch(self, sentences: Sentences, stateful: bool = False) -> List[np.ndarray]:
+        """Embed one batch, as the original ran it.
+
+        stateful (bool): carry each row's final LSTM state into the same row of the next
+            stateful call (bilm-tf / AllenNLP behaviour); `reset_states()` clears it.
+        RETURNS (List[np.ndarray]): per sentence a float32 array (n_layers, n_tokens, output_dim).
+        """
+        _check_sentences(sentences)
+        with torch.inference_mode():
+            layers, lengths = self._forward_batch(sentences, stateful)
+            layers = layers.float().cpu().numpy()
+        return [layers[i, :, 1 : n + 1].copy() for i, n in enumerate(lengths)]
+
+    def layer_tensors(self, sentences: Sentences, stateful: bool = False) -> List[torch.Tensor]:
+        """Like `embed_batch`, but torch tensors that carry gradients when grad is enabled."""
+        _check_sentences(sentences)
+        layers, lengths = self._forward_batch(sentences, stateful)
+        return [layers[i, :, 1 : n + 1] for i, n in enumerate(lengths)]
+
+    def forward(self, sentences: Sentences) -> List[torch.Tensor]:
+        """The layers of each sentence, (n_layers, n_tokens, output_dim) tensors."""
+        return self.layer_tensors(sentences)
+
+    # --- internals ---------------------------------------------------------------------------
+
+    def embed_tokens(self, tokens: Sequence[str]) -> torch.Tensor:
+        """Context-independent embeddings (len(tokens), P) of token strings."""
+        ids = torch.from_numpy(self.characters.encode(tokens)).to(self.device)
+        return self.token_encoder(ids)
+
+    def _encoder_version(self) -> Hashable:
+        return tuple((p.data_ptr(), p._version, p.dtype) for p in self.token_encoder.parameters())
+
+    def _token_table(self, vocabulary: List[str]) -> torch.Tensor:
+        if torch.is_grad_enabled() and self.training:
+            return self.embed_tokens(vocabulary)
+        if torch.is_grad_enabled() and any(p.requires_grad for p in self.token_encoder.parameters()):
+            return self.embed_tokens(vocabulary)
+        return self.token_cache.embed(vocabulary, self.embed_tokens, self._encoder_version())
+
+    def _forward_batch(self, sentences: Sentences, stateful: bool) -> Tuple[torch.Tensor, List[int]]:
+        """Run the biLM; returns layers (B, n_layers, T+2, 2P) with sentence markers, and lengths."""
+        device = self.device
+        batch_size = len(sentences)
+        lengths = [len(s) for s in sentences]
+        n_steps = max(lengths, default=0) + 2
+        vocabulary: dict = {BOS_TOKEN: 0, EOS_TOKEN: 1}
+        ids = np.full((batch_size, n_steps), -1, dtype=np.int64)  # -1: padding
+        for row, sentence in enumerate(sentences):
+            ids[row, 0] = 0
+            for t, token in enumerate(sentence, start=1):
+                ids[row, t] = vocabulary.setdefault(token, len(vocabulary))
+            ids[row, len(sentence) + 1] = 1
+        table = self._token_table(list(vocabulary))
+        table = torch.cat([table, table.new_zeros(1, table.shape[1])])  # row -1: padding
+        seq_lengths = torch.tensor(lengths, dtype=torch.int64) + 2
+        forward_ids = torch.from_numpy(ids)
+        reverse_ids = torch.gather(forward_ids, 1, _reverse_index(seq_lengths, n_steps))
+        both = torch.stack([forward_ids, reverse_ids]).to(device)
+        embedded = table[both]  # (2, B, T, P)
+        state = self._carried_state(batch_size) if stateful else None
+        outputs, new_state = self.lstm(embedded, seq_lengths, state)
+        if stateful:
+            self._store_state(new_state, batch_size)
+        back = _reverse_index(seq_lengths, n_steps).to(device)
+        token_layer = embedded[0]
+        layers = [torch.cat([token_layer, token_layer], dim=-1)]
+        for out in outputs:
+            backward = torch.gather(out[1], 1, back.unsqueeze(-1).expand_as(out[1]))
+            layers.append(torch.cat([out[0], backward], dim=-1))
+        return torch.stack(layers, dim=1), lengths
+
+    def _carried_state(self, batch_size: int) -> List[LayerState]:
+        if self._state is None or self._state[0][0].shape[1] < batch_size:
+            fresh = self.lstm.zero_state(batch_size, self.device, self.dtype)
+            if self._state is not None:
+                old = self._state[0][0].shape[1]
+                for (c, h), (c_old, h_old) in zip(fresh, self._state):
+                    c[:, :old] = c_old
+                    h[:, :old] = h_old
+            self._state = fresh
+        return [(c[:, :batch_size], h[:, :batch_size]) for c, h in self._state]
+
+    def _store_state(self, new_state: List[LayerState], batch_size: int) -> None:
+        assert self._state is not None
+        with torch.no_grad():
+            for (c, h), (c_new, h_new) in zip(self._state, new_state):
+                c[:, :batch_size] = c_new.detach()
+                h[:, :batch_size] = h_new.detach()
+
+    def _apply(self, fn, recurse=True):  # type: ignore[no-untyped-def]
+        # Moving or casting the module invalidates carried states (cached tokens re-key themselves).
+        self._state = None
+        return super()._apply(fn, recurse)
+
+
+def _reverse_index(lengths: torch.Tensor, n_steps: int) -> torch.Tensor:
+    """Per row, the index that reverses the first `length` positions and keeps the rest."""
+    positions = torch.arange(n_steps).unsqueeze(0)
+    lengths = lengths.unsqueeze(1)
+    return torch.where(positions < lengths, lengths - 1 - positions, positions)
+
+
+def _check_sentences(sentences: Sentences) -> None:
+    if isinstance(sentences, (str, bytes)):
+        raise TypeError("expected a list of tokenized sentences (lists of strings), got a string")
+    for i, sentence in enumerate(sentences):
+        if isinstance(sentence, (str, bytes)):
+            raise TypeError(f"sentence {i} is a {type(sentence).__name__}; pass its tokens as a list of strings")
+        for j, token in enumerate(sentence):
+            if not isinstance(token, str):
+                raise TypeError(f"sentence {i}, token {j} is a {type(token).__name__}, not a str: {token!r}")

@@ -1,0 +1,130 @@
+"""The native format: a folder with ``config.json`` and ``model.safetensors`` (no pickle)."""
+import json
+import struct
+from pathlib import Path
+from typing import Any, Dict, Optional, Union
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load as load_safetensors_bytes
+from safetensors.torch import load_file, save, save_file
+
+from .config import BiLMConfig
+from .errors import ModelFormatError
+from .model import BiLM
+
+PathLike = Union[str, Path]
+FORMAT_NAME = "spacy-elmo"
+FORMAT_VERSION = 1
+CONFIG_FILE = "config.json"
+WEIGHTS_FILE = "model.safetensors"
+VOCAB_FILE = "vocab.txt"
+STORAGE_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+def save_bilm(bilm: BiLM, folder: PathLike, dtype: Optional[str] = None) -> Path:
+    """Write `bilm` to `folder`; `dtype` ("float16", …) stores the weights in a smaller type.
+
+    RETURNS (Path): the folder.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    header = _header(bilm, dtype)
+    save_file(_tensors(bilm, dtype), str(folder / WEIGHTS_FILE))
+    (folder / CONFIG_FILE).write_text(json.dumps(header, indent=2), encoding="utf-8")
+    if bilm.vocab is not None:
+        (folder / VOCAB_FILE).write_text("\n".join(bilm.vocab) + "\n", encoding="utf-8")
+    return folder
+
+
+def load_native(folder: PathLike) -> BiLM:
+    """Load a biLM saved with `save_bilm`."""
+    folder = Path(folder)
+    config_path = folder / CONFIG_FILE
+    if not config_path.is_file():
+        raise ModelFormatError(f"{folder}: not a spacy-elmo model folder ({CONFIG_FILE} not found)")
+    try:
+        header = json.loads(config_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ModelFormatError(f"{config_path}: not valid JSON ({err})") from None
+    weights_path = folder / WEIGHTS_FILE
+    if not weights_path.is_file():
+        raise ModelFormatError(f"{folder}: weights file {WEIGHTS_FILE} not found")
+    try:
+        tensors = load_file(str(weights_path))
+    except (SafetensorError, OSError, ValueError) as err:
+        raise ModelFormatError(f"{weights_path}: not a readable safetensors file ({err})") from None
+    vocab = None
+    if (folder / VOCAB_FILE).is_file():
+        vocab = (folder / VOCAB_FILE).read_text(encoding="utf-8").rstrip("\n").split("\n")
+    return _build(header, tensors, vocab, str(config_path))
+
+
+def bilm_to_bytes(bilm: BiLM) -> bytes:
+    """Serialize a biLM to bytes: safetensors, with the config and vocabulary in its metadata."""
+    header = _header(bilm, None)
+    metadata = {"config": json.dumps(header)}
+    if bilm.vocab is not None:
+        metadata["vocab"] = json.dumps(bilm.vocab)
+    return save(_tensors(bilm, None), metadata=metadata)
+
+
+def bilm_from_bytes(data: bytes) -> BiLM:
+    """Load a biLM serialized with `bilm_to_bytes`."""
+    try:
+        tensors = load_safetensors_bytes(data)
+        (size,) = struct.unpack("<Q", data[:8])
+        metadata = json.loads(data[8 : 8 + size])["__metadata__"]
+        header = json.loads(metadata["config"])
+    except (SafetensorError, struct.error, ValueError, KeyError) as err:
+        raise ModelFormatError(f"not a serialized spacy-elmo biLM ({err})") from None
+    vocab = json.loads(metadata["vocab"]) if "vocab" in metadata else None
+    return _build(header, tensors, vocab, "serialized biLM")
+
+
+def _header(bilm: BiLM, dtype: Optional[str]) -> Dict[str, Any]:
+    if dtype is not None and dtype not in STORAGE_DTYPES:
+        raise ValueError(f"unknown storage dtype {dtype!r}; expected one of {sorted(STORAGE_DTYPES)}")
+    return {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "storage_dtype": dtype or "float32",
+        "options": bilm.config.to_options(),
+    }
+
+
+def _tensors(bilm: BiLM, dtype: Optional[str]) -> Dict[str, torch.Tensor]:
+    target = STORAGE_DTYPES[dtype or "float32"]
+    return {name: t.detach().to("cpu", target).contiguous() for name, t in bilm.state_dict().items()}
+
+
+def _build(header: Dict[str, Any], tensors: Dict[str, torch.Tensor], vocab: Optional[list], source: str) -> BiLM:
+    if header.get("format") != FORMAT_NAME or header.get("format_version") != FORMAT_VERSION:
+        raise ModelFormatError(
+            f"{source}: format {header.get('format')!r} version {header.get('format_version')!r} "
+            f"is not {FORMAT_NAME!r} version {FORMAT_VERSION}"
+        )
+    config = BiLMConfig.from_options(header.get("options"), source=source)
+    bilm = BiLM(config)
+    if "softmax.weight" in tensors:
+        if vocab is None or len(vocab) != tensors["softmax.weight"].shape[0]:
+            raise ModelFormatError(f"{source}: the softmax has no matching vocabulary ({VOCAB_FILE})")
+        bilm.set_softmax(vocab)
+    expected = bilm.state_dict()
+    missing = sorted(set(expected) - set(tensors))
+    unexpected = sorted(set(tensors) - set(expected))
+    if missing or unexpected:
+        raise ModelFormatError(
+            f"{source}: weights do not match the config: missing {missing[:3]}, unexpected {unexpected[:3]}"
+        )
+    for name, tensor in tensors.items():
+        if tuple(tensor.shape) != tuple(expected[name].shape):
+            raise ModelFormatError(
+                f"{source}: tensor '{name}' has shape {tuple(tensor.shape)}, the config gives "
+                f"{tuple(expected[name].shape)}"
+            )
+        if not torch.isfinite(tensor).all():
+            raise ModelFormatError(f"{source}: tensor '{name}' holds NaN or infinite values")
+    bilm.load_state_dict({name: t.float() for name, t in tensors.items()})
+    bilm.eval()
+    return bilm

@@ -1,0 +1,83 @@
+"""A bounded least-recently-used cache of token embeddings, keyed by token string."""
+from collections import OrderedDict
+from typing import Callable, Hashable, List, Optional, Sequence
+
+import torch
+
+DEFAULT_CACHE_BYTES = 64 * 2**20
+
+
+class TokenEmbeddingCache:
+    """Keep the encoder output of recently seen token strings in one preallocated matrix.
+
+    Exact: the token encoder is context-independent. The cache empties itself when `version`
+    (a fingerprint of the encoder weights) changes, so trained or reloaded weights are never
+    served stale. Memory is bounded by `max_bytes`.
+    """
+
+    def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self._slots: "OrderedDict[str, int]" = OrderedDict()
+        self._storage: Optional[torch.Tensor] = None
+        self._version: Hashable = None
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    def clear(self) -> None:
+        self._slots.clear()
+        self._storage = None
+
+    def embed(
+        self,
+        tokens: Sequence[str],
+        encode: Callable[[Sequence[str]], torch.Tensor],
+        version: Hashable,
+    ) -> torch.Tensor:
+        """Return (len(tokens), P) embeddings of distinct `tokens`, calling `encode` on the misses."""
+        if version != self._version:
+            self.clear()
+            self._version = version
+        missing = []
+        for token in tokens:
+            if token in self._slots:
+                self._slots.move_to_end(token)
+            else:
+                missing.append(token)
+        if missing:
+            vectors = encode(missing)
+            if not self._store(missing, vectors, n_needed=len(tokens)):
+                # The batch alone exceeds the cache: serve it without caching.
+                hits = {t: self._storage[self._slots[t]] for t in tokens if t in self._slots}
+                fresh = dict(zip(missing, vectors))
+                return torch.stack([hits[t] if t in hits else fresh[t] for t in tokens])
+        slots = [self._slots[token] for token in tokens]
+        assert self._storage is not None
+        return self._storage[torch.tensor(slots, device=self._storage.device)]
+
+    def _capacity(self, vectors: torch.Tensor) -> int:
+        return self.max_bytes // max(1, vectors.shape[1] * vectors.element_size())
+
+    def _store(self, tokens: List[str], vectors: torch.Tensor, n_needed: int) -> bool:
+        capacity = self._capacity(vectors)
+        if n_needed > capacity:
+            return False
+        storage = self._storage
+        if storage is None or storage.dtype != vectors.dtype or storage.device != vectors.device:
+            self._slots.clear()
+            storage = vectors.new_empty((min(capacity, max(1024, n_needed)), vectors.shape[1]))
+        needed = len(self._slots) + len(tokens)
+        if needed > storage.shape[0] and storage.shape[0] < capacity:
+            grown = vectors.new_empty((min(capacity, max(needed, 2 * storage.shape[0])), vectors.shape[1]))
+            grown[: storage.shape[0]] = storage
+            storage = grown
+        self._storage = storage
+        free = list(range(len(self._slots), storage.shape[0]))[: len(tokens)]
+        for token in tokens[len(free) :]:
+            # Evict the least recently used; rows of this batch were touched last, so survive.
+            _, slot = self._slots.popitem(last=False)
+            free.append(slot)
+        storage[torch.tensor(free, device=storage.device)] = vectors
+        for token, slot in zip(tokens, free):
+            self._slots[token] = slot
+        return True

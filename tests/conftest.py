@@ -1,0 +1,52 @@
+"""Shared pytest fixtures: the reference fixtures of ELMo and small random biLMs."""
+import os
+from pathlib import Path
+
+import pytest
+
+from spacy_elmo.bilm import BiLM, BiLMConfig
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+TINY_CONFIG = BiLMConfig(
+    char_embedding_dim=4,
+    filters=((1, 4), (2, 8), (3, 16)),
+    n_highway=1,
+    max_characters_per_token=20,
+    lstm_dim=24,
+    projection_dim=8,
+    n_layers=2,
+    cell_clip=3.0,
+    proj_clip=3.0,
+    use_skip_connections=True,
+)
+
+
+def elmo_fixtures_path() -> Path:
+    """The ELMo reference fixtures: $SPACY_ELMO_FIXTURES, else ../shared/fixtures/elmo."""
+    env = os.environ.get("SPACY_ELMO_FIXTURES")
+    return Path(env) if env else REPO_ROOT.parent / "shared" / "fixtures" / "elmo"
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir() -> Path:
+    path = elmo_fixtures_path()
+    if not (path / "allennlp" / "lm_weights.hdf5").is_file():
+        pytest.skip(f"ELMo reference fixtures not found at {path}; set SPACY_ELMO_FIXTURES")
+    return path
+
+
+@pytest.fixture(scope="session")
+def allennlp_model_files(fixtures_dir: Path):
+    """(weights, options) of the tiny skip-connection model of AllenNLP's fixtures."""
+    return fixtures_dir / "allennlp" / "lm_weights.hdf5", fixtures_dir / "allennlp" / "options.json"
+
+
+def random_bilm(config: BiLMConfig = TINY_CONFIG, seed: int = 0) -> BiLM:
+    """A biLM with the bilm-tf initialisation and a fixed seed, in eval mode."""
+    import torch
+
+    torch.manual_seed(seed)
+    bilm = BiLM(config)
+    bilm.reset_parameters()
+    return bilm.eval()
