@@ -14,8 +14,9 @@ from torch.nn import functional as F
 from .config import BiLMConfig
 
 LayerState = Tuple[torch.Tensor, torch.Tensor]  # c (2, B, C), h (2, B, P)
-# Row-steps of input projection computed at once; bounds memory for long sequences.
-INPUT_CHUNK_ROWS = 16384
+# Bytes of input projection (x·W_x for a block of time steps) held at once: bounds memory
+# for long sequences and big batches; large enough for an efficient matrix product.
+INPUT_CHUNK_BYTES = 64 * 2**20
 
 
 class BiLstmLayer(nn.Module):
@@ -151,6 +152,22 @@ class BiLstmStack(nn.Module):
                 h = h.clamp(-clip, clip)
         return c, h
 
+    def _cell_in_place(self, layer: BiLstmLayer, z: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        """`_cell` for inference: overwrites z and updates the cell state view c in place; returns h."""
+        cell_dim = layer.cell_dim
+        gates = z[..., : 3 * cell_dim].sigmoid_()
+        candidate = z[..., 3 * cell_dim :].tanh_()
+        input_gate, forget_gate, output_gate = gates.chunk(3, dim=-1)
+        c.mul_(forget_gate).addcmul_(input_gate, candidate)
+        if self.config.cell_clip is not None:
+            c.clamp_(-self.config.cell_clip, self.config.cell_clip)
+        h = torch.tanh(c).mul_(output_gate)
+        if layer.projection is not None:
+            h = torch.bmm(h, layer.projection.transpose(1, 2))
+            if self.config.proj_clip is not None:
+                h.clamp_(-self.config.proj_clip, self.config.proj_clip)
+        return h
+
     def _run_layer_inference(
         self, layer: BiLstmLayer, x: torch.Tensor, active: List[int], state: LayerState
     ) -> Tuple[torch.Tensor, LayerState]:
@@ -158,7 +175,8 @@ class BiLstmStack(nn.Module):
         c, h = state[0].clone(), state[1].clone()
         out = x.new_zeros(n_dir, batch_size, n_steps, layer.output_dim)
         recurrent = layer.recurrent_weight.transpose(1, 2)
-        chunk = max(1, INPUT_CHUNK_ROWS // max(batch_size, 1))
+        row_bytes = n_dir * 4 * layer.cell_dim * x.element_size()
+        chunk = max(1, INPUT_CHUNK_BYTES // (row_bytes * max(batch_size, 1)))
         for start in range(0, n_steps, chunk):
             stop = min(n_steps, start + chunk)
             if active[start] == 0:
@@ -170,8 +188,7 @@ class BiLstmStack(nn.Module):
                 if n == 0:
                     break
                 z = torch.baddbmm(projected[:, :n, t - start], h[:, :n], recurrent)
-                c_new, h_new = self._cell(layer, z, c[:, :n])
-                c[:, :n] = c_new
+                h_new = self._cell_in_place(layer, z, c[:, :n])
                 h[:, :n] = h_new
                 out[:, :n, t] = h_new
         return out, (c, h)

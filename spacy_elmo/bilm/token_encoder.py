@@ -9,7 +9,7 @@ from .characters import N_CHARACTER_IDS, PAD_CHAR
 from .config import BiLMConfig
 
 # Tokens encoded per CNN call; bounds the memory of the convolution activations.
-CHUNK_TOKENS = 512
+CHUNK_TOKENS = 128
 
 
 class Highway(nn.Module):
