@@ -186,3 +186,44 @@ def test_config_round_trips_through_options():
     assert BiLMConfig.from_options(options) == TINY_CONFIG
     with pytest.raises(ModelFormatError, match="missing key 'lstm.dim'"):
         BiLMConfig.from_options({"lstm": {}, "char_cnn": options["char_cnn"]})
+
+
+PUBLISHED_FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
+PUBLISHED = {  # name: (lstm.dim, projection_dim, n_highway, parameters as published)
+    "small": (1024, 128, 1, 13_593_296),
+    "medium": (2048, 256, 1, 28_027_728),
+    "original": (4096, 512, 2, 93_600_848),
+    "original_5.5B": (4096, 512, 2, 93_600_848),
+}
+
+
+def published_options(name: str) -> dict:
+    dim, projection, n_highway, _ = PUBLISHED[name]
+    return {
+        "lstm": {"use_skip_connections": True, "projection_dim": projection, "cell_clip": 3,
+                 "proj_clip": 3, "dim": dim, "n_layers": 2},
+        "char_cnn": {"activation": "relu", "filters": PUBLISHED_FILTERS, "n_highway": n_highway,
+                     "embedding": {"dim": 16}, "n_characters": 262, "max_characters_per_token": 50},
+    }
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED))
+def test_published_architectures_have_the_published_sizes(name):
+    from spacy_elmo.bilm import BiLM
+
+    bilm = BiLM(BiLMConfig.from_options(published_options(name)))
+    # The char table has one extra all-zero row (id 0) that the weight files do not store.
+    stored = sum(p.numel() for p in bilm.parameters()) - bilm.config.char_embedding_dim
+    assert stored == PUBLISHED[name][3]
+
+
+def test_published_small_architecture_loads_from_the_original_layout(tmp_path):
+    config = BiLMConfig.from_options(published_options("small"))
+    bilm = random_bilm(config)
+    options_path, weights_path = export_original(bilm, tmp_path)
+    (tmp_path / "options.json").write_text(json.dumps(published_options("small")))
+    with h5py.File(weights_path, "r") as handle:
+        names = []
+        handle.visititems(lambda name, item: names.append(name) if isinstance(item, h5py.Dataset) else None)
+    assert len(names) == 1 + 14 + 4 + 2 + 2 * 2 * 3  # char_embed, CNN, highway, projection, LSTMs
+    assert_same_outputs(bilm, load_bilm(weights_path, options=options_path), atol=1e-5)
