@@ -67,10 +67,14 @@ def write_random_weights(size: str, folder: Path) -> None:
     export_original(bilm, folder)
 
 
-def run_worker(impl: str, folder: Path, sentences_file: Path, out: Path, batch_size: int, dtype: str, reference: Path) -> None:
+def run_worker(
+    impl: str, folder: Path, sentences_file: Path, out: Path, batch_size: int, dtype: str, reference: Path, threads: int
+) -> None:
     import torch
 
     torch.manual_seed(0)
+    if threads:
+        torch.set_num_threads(threads)
     sentences = json.loads(sentences_file.read_text())
     if impl == "spacy_elmo":
         from spacy_elmo import load_bilm
@@ -123,13 +127,14 @@ def main(
     dtype: str = typer.Option("float32", help="float32 or bfloat16 (ours only)"),
     corpus: Path = typer.Option(DEFAULT_CORPUS),
     reference: Path = typer.Option(DEFAULT_REFERENCE, help="allennlp_reference.py; skipped when missing"),
+    threads: int = typer.Option(0, help="torch threads for both implementations (0: torch's default)"),
     worker: str = typer.Option("", hidden=True),
     folder: Path = typer.Option(Path("."), hidden=True),
     sentences_file: Path = typer.Option(Path("."), hidden=True),
     out: Path = typer.Option(Path("."), hidden=True),
 ) -> None:
     if worker:
-        run_worker(worker, folder, sentences_file, out, batch_size, dtype, reference)
+        run_worker(worker, folder, sentences_file, out, batch_size, dtype, reference, threads)
         return
     if size not in SIZES:
         raise typer.BadParameter(f"size must be one of {sorted(SIZES)}")
@@ -146,13 +151,14 @@ def main(
             subprocess.run(
                 [sys.executable, __file__, "--worker", impl, "--folder", str(tmp_path), "--sentences-file",
                  str(tmp_path / "sentences.json"), "--out", str(out_file), "--batch-size", str(batch_size),
-                 "--dtype", dtype if impl == "spacy_elmo" else "float32", "--reference", str(reference)],
+                 "--dtype", dtype if impl == "spacy_elmo" else "float32", "--reference", str(reference),
+                 "--threads", str(threads)],
                 check=True,
             )
             results[impl] = json.loads(out_file.read_text())
         n_tokens = results["spacy_elmo"]["tokens"]
         print(f"size={size} dtype={dtype} sentences={sentences} tokens={n_tokens} batch_size={batch_size} "
-              f"weights={weights_mb:.1f} MB (hdf5, float32)")
+              f"threads={threads or 'default'} weights={weights_mb:.1f} MB (hdf5, float32)")
         for impl, r in results.items():
             print(f"{impl:>10}: {r['tokens_per_second']:9.1f} tokens/s ({r['seconds']:.2f} s)  "
                   f"peak memory above start: {r['peak_total_mb']:.0f} MB (after load {r['peak_after_load_mb']:.0f} MB)")
