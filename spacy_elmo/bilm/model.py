@@ -156,7 +156,11 @@ class BiLM(nn.Module):
         return self.token_cache.embed(vocabulary, self.embed_tokens, self._encoder_version())
 
     def _forward_batch(self, sentences: Sentences, stateful: bool) -> Tuple[torch.Tensor, List[int]]:
-        """Run the biLM; returns layers (B, n_layers, T+2, 2P) with sentence markers, and lengths."""
+        """Run the biLM; returns layers (B, n_layers, T+2, 2P) and the sentence lengths.
+
+        Positions 0 and length+1 of the layers are the sentence markers; only the token layer
+        is defined there.
+        """
         device = self.device
         batch_size = len(sentences)
         lengths = [len(s) for s in sentences]
@@ -175,10 +179,13 @@ class BiLM(nn.Module):
         reverse_ids = torch.gather(forward_ids, 1, _reverse_index(seq_lengths, n_steps))
         both = torch.stack([forward_ids, reverse_ids]).to(device)
         embedded = table[both]  # (2, B, T, P)
-        state = self._carried_state(batch_size) if stateful else None
-        outputs, new_state = self.lstm(embedded, seq_lengths, state)
         if stateful:
+            outputs, new_state = self.lstm(embedded, seq_lengths, self._carried_state(batch_size))
             self._store_state(new_state, batch_size)
+        else:
+            # Without carried state, nothing reads the forward LM's step on </S> nor the
+            # backward LM's step on <S> (the markers' outputs are dropped): skip them.
+            outputs, _ = self.lstm(embedded, seq_lengths - 1)
         back = _reverse_index(seq_lengths, n_steps).to(device)
         token_layer = embedded[0]
         layers = [torch.cat([token_layer, token_layer], dim=-1)]
