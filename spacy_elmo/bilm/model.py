@@ -149,10 +149,8 @@ class BiLM(nn.Module):
         return tuple((p.data_ptr(), p._version, p.dtype) for p in self.token_encoder.parameters())
 
     def _token_table(self, vocabulary: List[str]) -> torch.Tensor:
-        if torch.is_grad_enabled() and self.training:
-            return self.embed_tokens(vocabulary)
         if torch.is_grad_enabled() and any(p.requires_grad for p in self.token_encoder.parameters()):
-            return self.embed_tokens(vocabulary)
+            return self.embed_tokens(vocabulary)  # gradients must reach the encoder: no cache
         return self.token_cache.embed(vocabulary, self.embed_tokens, self._encoder_version())
 
     def _forward_batch(self, sentences: Sentences, stateful: bool) -> Tuple[torch.Tensor, List[int]]:
