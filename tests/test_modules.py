@@ -95,3 +95,14 @@ def test_bfloat16_stays_close_to_float32(tmp_path, dtype):
     assert low.dtype == np.float32
     assert np.abs(full - low).max() < 0.1
     assert not np.array_equal(full, low)
+
+
+def test_trainable_forward_equals_inference_forward():
+    bilm = random_bilm()
+    sentences = [["a", "longer", "sentence", "here"], [], ["b"]]
+    expected = bilm.embed_sentences(sentences)
+    with torch.enable_grad():
+        tensors = bilm.layer_tensors(sentences)
+    assert tensors[0].requires_grad
+    for a, b in zip(expected, tensors):
+        np.testing.assert_allclose(a, b.detach().numpy(), atol=1e-6)

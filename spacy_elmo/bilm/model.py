@@ -38,6 +38,7 @@ class BiLM(nn.Module):
         self.vocab: Optional[List[str]] = None
         self.token_cache = TokenEmbeddingCache(cache_bytes)
         self._state: Optional[List[LayerState]] = None
+        self._primed: Optional[Tuple[Hashable, List[LayerState]]] = None
 
     @property
     def n_layers(self) -> int:
@@ -181,9 +182,7 @@ class BiLM(nn.Module):
             outputs, new_state = self.lstm(embedded, seq_lengths, self._carried_state(batch_size))
             self._store_state(new_state, batch_size)
         else:
-            # Without carried state, nothing reads the forward LM's step on </S> nor the
-            # backward LM's step on <S> (the markers' outputs are dropped): skip them.
-            outputs, _ = self.lstm(embedded, seq_lengths - 1)
+            outputs = self._stateless_lstm(embedded, table, seq_lengths)
         back = _reverse_index(seq_lengths, n_steps).to(device)
         token_layer = embedded[0]
         layers = [torch.cat([token_layer, token_layer], dim=-1)]
@@ -191,6 +190,32 @@ class BiLM(nn.Module):
             backward = torch.gather(out[1], 1, back.unsqueeze(-1).expand_as(out[1]))
             layers.append(torch.cat([out[0], backward], dim=-1))
         return torch.stack(layers, dim=1), lengths
+
+    def _stateless_lstm(self, embedded: torch.Tensor, table: torch.Tensor, seq_lengths: torch.Tensor) -> List[torch.Tensor]:
+        """Run the LSTMs from a zero state, skipping the steps every sentence shares or nobody reads.
+
+        Each direction's first step (the forward LM reads <S>, the backward LM </S>) is the
+        same for every sentence: it runs once, and its final state starts all rows. Nothing
+        reads the forward LM's step on </S> nor the backward LM's step on <S> (the markers'
+        outputs are dropped), so those do not run at all.
+        """
+        primed = self._primed_state(table[:2])
+        batch_size = embedded.shape[1]
+        state = [(c.expand(-1, batch_size, -1), h.expand(-1, batch_size, -1)) for c, h in primed]
+        outputs, _ = self.lstm(embedded[:, :, 1:], seq_lengths - 2, state)
+        return [torch.nn.functional.pad(out, (0, 0, 1, 0)) for out in outputs]
+
+    def _primed_state(self, markers: torch.Tensor) -> List[LayerState]:
+        """The state after the first step from zero: forward on <S>, backward on </S>."""
+        grad = torch.is_grad_enabled() and any(p.requires_grad for p in self.parameters())
+        version = tuple((p.data_ptr(), p._version, p.dtype) for p in self.parameters())
+        if grad or self._primed is None or self._primed[0] != version:
+            first = markers.view(2, 1, 1, -1)  # rows 0, 1 of the table: <S>, </S>
+            _, state = self.lstm(first, torch.ones(1, dtype=torch.int64))
+            if grad:
+                return state
+            self._primed = (version, state)
+        return self._primed[1]
 
     def _carried_state(self, batch_size: int) -> List[LayerState]:
         if self._state is None or self._state[0][0].shape[1] < batch_size:
@@ -213,6 +238,7 @@ class BiLM(nn.Module):
     def _apply(self, fn, recurse=True):  # type: ignore[no-untyped-def]
         # Moving or casting the module invalidates carried states (cached tokens re-key themselves).
         self._state = None
+        self._primed = None
         return super()._apply(fn, recurse)
 
 
