@@ -106,3 +106,18 @@ def test_trainable_forward_equals_inference_forward():
     assert tensors[0].requires_grad
     for a, b in zip(expected, tensors):
         np.testing.assert_allclose(a, b.detach().numpy(), atol=1e-6)
+
+
+def test_first_layer_from_a_token_table_equals_dense_inputs():
+    bilm = random_bilm()
+    table = torch.randn(5, 8)
+    token_ids = torch.tensor([[[0, 1, 1, 2, 0, 0], [3, 1, 1, 1, 4, 0]]] * 2)  # (2, B=2, T=6)
+    lengths = torch.tensor([4, 6])
+    with torch.inference_mode():
+        assert bilm.lstm._worth_a_table(table, token_ids, 0.0)
+        from_table, state_a = bilm.lstm(table, lengths, token_ids=token_ids)
+        dense, state_b = bilm.lstm(table[token_ids], lengths)
+    for a, b in zip(from_table, dense):
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-5)
+    for (c1, h1), (c2, h2) in zip(state_a, state_b):
+        torch.testing.assert_close(c1, c2, atol=1e-6, rtol=1e-5)

@@ -5,7 +5,7 @@ size 2 (0 = forward LM, 1 = backward LM). Each direction reads its own input seq
 to right; the caller reverses the backward input. Gate order of the weights: i, f, o, g (the
 three sigmoid gates, then the cell candidate); the forget bias includes TensorFlow's +1.
 """
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
 import torch
 from torch import nn
@@ -78,24 +78,33 @@ class BiLstmStack(nn.Module):
         lengths: torch.Tensor,
         state: Optional[List[LayerState]] = None,
         dropout: float = 0.0,
+        token_ids: Optional[torch.Tensor] = None,
     ) -> Tuple[List[torch.Tensor], List[LayerState]]:
         """Run both directions over their inputs.
 
-        inputs (Tensor): (2, B, T, P), direction-major; positions at or past a row's length are ignored.
+        inputs (Tensor): (2, B, T, P), direction-major; positions at or past a row's length are
+            ignored. With `token_ids`, a table (U, P) of distinct token vectors instead.
         lengths (Tensor): (B,) int64 valid lengths, on any device.
         state (Optional[List[LayerState]]): initial (c, h) per layer, zeros if None.
         dropout (float): dropout on each layer's input, in training mode only.
+        token_ids (Optional[Tensor]): (2, B, T) rows of the `inputs` table; the first layer's input
+            products are then computed once per distinct token where that pays off.
         RETURNS (Tuple[List[Tensor], List[LayerState]]): outputs (2, B, T, P) per layer, with
             skip connections added and zeros past each length; final state at each row's last step.
         """
-        batch_size, n_steps = inputs.shape[1], inputs.shape[2]
+        if token_ids is not None and not self._worth_a_table(inputs, token_ids, dropout):
+            inputs, token_ids = inputs[token_ids], None
+        batch_size, n_steps = (token_ids if token_ids is not None else inputs).shape[1:3]
         lengths = lengths.to("cpu", torch.int64)
         if state is None:
             state = self.zero_state(batch_size, inputs.device, inputs.dtype)
         order = torch.argsort(lengths, descending=True, stable=True)
         sorted_rows = bool((order == torch.arange(batch_size)).all())
         if not sorted_rows:
-            inputs = inputs[:, order.to(inputs.device)]
+            if token_ids is not None:
+                token_ids = token_ids[:, order.to(token_ids.device)]
+            else:
+                inputs = inputs[:, order.to(inputs.device)]
             state = [(c[:, order.to(c.device)], h[:, order.to(h.device)]) for c, h in state]
             lengths = lengths[order]
         # active[t]: rows (a prefix, rows being sorted) whose sequence covers step t
@@ -106,7 +115,16 @@ class BiLstmStack(nn.Module):
         for index, layer in enumerate(self.layers):
             if dropout > 0.0 and self.training:
                 x = F.dropout(x, dropout, training=True)
-            h_seq, layer_state = self._run_layer(layer, x, active, state[index])
+            if torch.is_grad_enabled():
+                h_seq, layer_state = self._run_layer_differentiable(layer, x, active, state[index])
+            else:
+                if index == 0 and token_ids is not None:
+                    project = self._table_projector(layer, x, token_ids)
+                else:
+                    project = self._dense_projector(layer, x)
+                h_seq, layer_state = self._run_layer_inference(
+                    layer, project, (batch_size, n_steps), active, state[index]
+                )
             if index > 0 and self.config.use_skip_connections:
                 h_seq = h_seq + x
             outputs.append(h_seq)
@@ -118,12 +136,31 @@ class BiLstmStack(nn.Module):
             new_state = [(c[:, inverse.to(c.device)], h[:, inverse.to(h.device)]) for c, h in new_state]
         return outputs, new_state
 
-    def _run_layer(
-        self, layer: BiLstmLayer, x: torch.Tensor, active: List[int], state: LayerState
-    ) -> Tuple[torch.Tensor, LayerState]:
-        if torch.is_grad_enabled():
-            return self._run_layer_differentiable(layer, x, active, state)
-        return self._run_layer_inference(layer, x, active, state)
+    def _worth_a_table(self, table: torch.Tensor, token_ids: torch.Tensor, dropout: float) -> bool:
+        """Project distinct tokens only where that is exact, saves work and fits the memory bound."""
+        if torch.is_grad_enabled() or (dropout > 0.0 and self.training):
+            return False
+        n_distinct, n_positions = table.shape[0], token_ids[0].numel()
+        table_bytes = n_distinct * 2 * 4 * self.layers[0].cell_dim * table.element_size()
+        return n_distinct < 0.8 * n_positions and table_bytes <= INPUT_CHUNK_BYTES
+
+    def _dense_projector(self, layer: BiLstmLayer, x: torch.Tensor) -> Callable[[int, int, int], torch.Tensor]:
+        def project(n_rows: int, start: int, stop: int) -> torch.Tensor:
+            return self._input_projection(layer, x[:, :n_rows, start:stop])
+
+        return project
+
+    def _table_projector(
+        self, layer: BiLstmLayer, table: torch.Tensor, token_ids: torch.Tensor
+    ) -> Callable[[int, int, int], torch.Tensor]:
+        both = table.unsqueeze(0).expand(2, -1, -1)
+        projected = torch.baddbmm(layer.bias.unsqueeze(1), both, layer.input_weight.transpose(1, 2))
+        direction = torch.arange(2, device=token_ids.device).view(2, 1, 1)
+
+        def project(n_rows: int, start: int, stop: int) -> torch.Tensor:
+            return projected[direction, token_ids[:, :n_rows, start:stop]]
+
+        return project
 
     def _input_projection(self, layer: BiLstmLayer, x: torch.Tensor) -> torch.Tensor:
         """x·W_x + b for all time steps at once: (2, B, T, I) -> (2, B, T, 4C)."""
@@ -169,20 +206,24 @@ class BiLstmStack(nn.Module):
         return h
 
     def _run_layer_inference(
-        self, layer: BiLstmLayer, x: torch.Tensor, active: List[int], state: LayerState
+        self,
+        layer: BiLstmLayer,
+        project: Callable[[int, int, int], torch.Tensor],
+        shape: Tuple[int, int],
+        active: List[int],
+        state: LayerState,
     ) -> Tuple[torch.Tensor, LayerState]:
-        n_dir, batch_size, n_steps, _ = x.shape
+        batch_size, n_steps = shape
         c, h = state[0].clone(), state[1].clone()
-        out = x.new_zeros(n_dir, batch_size, n_steps, layer.output_dim)
+        out = c.new_zeros(2, batch_size, n_steps, layer.output_dim)
         recurrent = layer.recurrent_weight.transpose(1, 2)
-        row_bytes = n_dir * 4 * layer.cell_dim * x.element_size()
+        row_bytes = 2 * 4 * layer.cell_dim * c.element_size()
         chunk = max(1, INPUT_CHUNK_BYTES // (row_bytes * max(batch_size, 1)))
         for start in range(0, n_steps, chunk):
             stop = min(n_steps, start + chunk)
             if active[start] == 0:
                 break
-            n_rows = active[start]
-            projected = self._input_projection(layer, x[:, :n_rows, start:stop])
+            projected = project(active[start], start, stop)
             for t in range(start, stop):
                 n = active[t]
                 if n == 0:

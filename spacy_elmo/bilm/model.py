@@ -176,22 +176,22 @@ class BiLM(nn.Module):
         seq_lengths = torch.tensor(lengths, dtype=torch.int64) + 2
         forward_ids = torch.from_numpy(ids)
         reverse_ids = torch.gather(forward_ids, 1, _reverse_index(seq_lengths, n_steps))
-        both = torch.stack([forward_ids, reverse_ids]).to(device)
-        embedded = table[both]  # (2, B, T, P)
+        both = torch.stack([forward_ids, reverse_ids]).to(device)  # (2, B, T) rows of the table
         if stateful:
-            outputs, new_state = self.lstm(embedded, seq_lengths, self._carried_state(batch_size))
+            state = self._carried_state(batch_size)
+            outputs, new_state = self.lstm(table, seq_lengths, state, token_ids=both)
             self._store_state(new_state, batch_size)
         else:
-            outputs = self._stateless_lstm(embedded, table, seq_lengths)
+            outputs = self._stateless_lstm(table, both, seq_lengths)
         back = _reverse_index(seq_lengths, n_steps).to(device)
-        token_layer = embedded[0]
+        token_layer = table[both[0]]
         layers = [torch.cat([token_layer, token_layer], dim=-1)]
         for out in outputs:
             backward = torch.gather(out[1], 1, back.unsqueeze(-1).expand_as(out[1]))
             layers.append(torch.cat([out[0], backward], dim=-1))
         return torch.stack(layers, dim=1), lengths
 
-    def _stateless_lstm(self, embedded: torch.Tensor, table: torch.Tensor, seq_lengths: torch.Tensor) -> List[torch.Tensor]:
+    def _stateless_lstm(self, table: torch.Tensor, token_ids: torch.Tensor, seq_lengths: torch.Tensor) -> List[torch.Tensor]:
         """Run the LSTMs from a zero state, skipping the steps every sentence shares or nobody reads.
 
         Each direction's first step (the forward LM reads <S>, the backward LM </S>) is the
@@ -200,9 +200,9 @@ class BiLM(nn.Module):
         outputs are dropped), so those do not run at all.
         """
         primed = self._primed_state(table[:2])
-        batch_size = embedded.shape[1]
+        batch_size = token_ids.shape[1]
         state = [(c.expand(-1, batch_size, -1), h.expand(-1, batch_size, -1)) for c, h in primed]
-        outputs, _ = self.lstm(embedded[:, :, 1:], seq_lengths - 2, state)
+        outputs, _ = self.lstm(table, seq_lengths - 2, state, token_ids=token_ids[:, :, 1:])
         return [torch.nn.functional.pad(out, (0, 0, 1, 0)) for out in outputs]
 
     def _primed_state(self, markers: torch.Tensor) -> List[LayerState]:
