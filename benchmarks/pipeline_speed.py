@@ -1,0 +1,96 @@
+"""Words/second of `nlp.pipe` with the `elmo` component, and its overhead over calling the biLM directly.
+
+Random weights of a published architecture are written in the original hdf5 layout (as
+`bilm_speed.py` does); the same held-out lines are embedded three ways, each pass cold (the
+biLM's token cache cleared), alternating, best of `--repeats`:
+
+- direct: `bilm.embed_sentences` on the token lists (the biLM alone);
+- component: `nlp.pipe` on pre-tokenized Docs (the biLM plus the component's glue);
+- pipeline: `nlp.pipe` on the raw texts (adds spaCy's tokenizer).
+
+    python benchmarks/pipeline_speed.py --size small
+    python benchmarks/pipeline_speed.py --size original --sentences 128
+"""
+import gzip
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, List
+
+import typer
+from bilm_speed import DEFAULT_CORPUS, SIZES, write_random_weights
+
+app = typer.Typer(add_completion=False)
+
+
+def read_lines(corpus: Path, n: int) -> List[str]:
+    with gzip.open(corpus, "rt", encoding="utf-8") as handle:
+        return [next(handle).strip() for _ in range(n)]
+
+
+def timed(run: Callable[[], object], before: Callable[[], None]) -> float:
+    """Seconds one call of `run` takes, after `before`."""
+    before()
+    start = time.perf_counter()
+    run()
+    return time.perf_counter() - start
+
+
+@app.command()
+def main(
+    size: str = typer.Option("small", help="small, medium or original (random weights)"),
+    sentences: int = typer.Option(256, help="how many held-out lines to embed"),
+    batch_size: int = typer.Option(64, help="sequences per biLM forward pass"),
+    pipe_batch_size: int = typer.Option(1000, help="docs per nlp.pipe batch (spaCy's default)"),
+    max_tokens: int = typer.Option(4096, help="padded token slots per forward pass"),
+    dtype: str = typer.Option("float32", help="float32 or bfloat16"),
+    device: str = typer.Option("cpu", help="cpu or cuda"),
+    corpus: Path = typer.Option(DEFAULT_CORPUS),
+    repeats: int = typer.Option(5, help="timed passes per way; the fastest counts"),
+    threads: int = typer.Option(1, help="torch threads (1 is steadiest on a shared machine; 0: torch's default)"),
+) -> None:
+    import spacy
+    import torch
+    from spacy.tokens import Doc
+
+    if threads:
+        torch.set_num_threads(threads)
+    if size not in SIZES:
+        raise typer.BadParameter(f"size must be one of {sorted(SIZES)}")
+    texts = read_lines(corpus, sentences)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        write_random_weights(size, folder)
+        nlp = spacy.blank("en")
+        config = {"model": str(folder / "weights.hdf5"), "options": str(folder / "options.json"),
+                  "batch_size": batch_size, "max_tokens": max_tokens, "dtype": dtype, "device": device}  # fmt: skip
+        elmo = nlp.add_pipe("elmo", config=config)
+        nlp.initialize()
+    words = [[t.text for t in doc if not t.is_space] for doc in nlp.tokenizer.pipe(texts)]
+    docs = [Doc(nlp.vocab, words=w) for w in words]
+    n_words = sum(map(len, words))
+    bilm = elmo.bilm
+
+    def cold() -> None:
+        bilm.token_cache.clear()
+
+    ways = {
+        "direct": lambda: bilm.embed_sentences(words, batch_size=batch_size, max_tokens=max_tokens),
+        "component": lambda: list(nlp.pipe(docs, batch_size=pipe_batch_size)),
+        "pipeline": lambda: list(nlp.pipe(texts, batch_size=pipe_batch_size)),
+    }
+    ways["direct"]()  # warm up torch
+    seconds = {name: float("inf") for name in ways}
+    for _ in range(repeats):
+        for name, run in ways.items():
+            seconds[name] = min(seconds[name], timed(run, cold))
+    print(f"size={size} dtype={dtype} device={device} lines={len(texts)} words={n_words} batch_size={batch_size} pipe_batch_size={pipe_batch_size} "
+          f"threads={torch.get_num_threads()} best of {repeats}")
+    for name, s in seconds.items():
+        print(f"{name:>10}: {n_words / s:9.1f} words/s ({s:.3f} s)")
+    print(f"component overhead over the biLM: {100 * (seconds['component'] / seconds['direct'] - 1):+.1f}%")
+    print(f"pipeline (with tokenizer) overhead: {100 * (seconds['pipeline'] / seconds['direct'] - 1):+.1f}%")
+
+
+if __name__ == "__main__":
+    app()

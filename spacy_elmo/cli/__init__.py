@@ -1,0 +1,1 @@
+"""Command line interface: ``python -m spacy_elmo COMMAND``."""

@@ -1,0 +1,92 @@
+"""The listener: a downstream component's view of the `elmo` component's output (all layers)."""
+from typing import Any, Callable, List, Optional, Sequence, Tuple
+
+from spacy.tokens import Doc
+from thinc.api import Model
+from thinc.types import Floats3d
+
+from ..pipeline.extensions import ATTR
+
+
+class ElmoListener(Model):
+    """Gets all biLM layers per doc from an upstream `elmo` component.
+
+    In training, the upstream component hands over the batch it computed (`receive`) and
+    takes the gradients back; otherwise the listener reads `doc._.elmo`, and returns zeros of
+    the right shape for docs the upstream has not annotated (as during `nlp.initialize`).
+    Dims: `nO` (layer width) and `n_layers`, set by the upstream once its weights are loaded.
+
+    upstream_name (str): name of the `elmo` component, or "*" for any.
+    """
+
+    name = "elmo-listener"
+
+    def __init__(self, upstream_name: str) -> None:
+        Model.__init__(self, name=self.name, forward=forward, dims={"nO": None, "n_layers": None})
+        self.upstream_name = upstream_name
+        self._batch_id: Optional[int] = None
+        self._outputs: Optional[List[Floats3d]] = None
+        self._backprop: Optional[Callable] = None
+
+    @classmethod
+    def get_batch_id(cls, docs: Sequence[Doc]) -> int:
+        """A content hash of a batch, to check that a received batch is the one asked for."""
+        return sum(sum(token.orth for token in doc) for doc in docs)
+
+    def receive(self, batch_id: int, outputs: List[Floats3d], backprop: Callable) -> None:
+        """Store the upstream's outputs for a batch and the callback taking their gradients."""
+        self._batch_id = batch_id
+        self._outputs = outputs
+        self._backprop = backprop
+
+    def verify_inputs(self, docs: Sequence[Doc]) -> None:
+        """Check that `docs` are the batch last received."""
+        batch_id = self.get_batch_id(docs)
+        if batch_id != self._batch_id:
+            raise ValueError(
+                f"elmo listener: got a batch (id {batch_id}) other than the one the upstream 'elmo' "
+                f"component computed (id {self._batch_id}); no component between them may change the tokens"
+            )
+
+
+def forward(model: ElmoListener, docs: List[Doc], is_train: bool) -> Tuple[List[Floats3d], Callable]:
+    """Supply the upstream outputs: received ones in training, else `doc._.elmo`."""
+    if is_train and model._batch_id is not None:
+        model.verify_inputs(docs)
+        return [model.ops.asarray3f(x) for x in model._outputs], model._backprop  # type: ignore
+    outputs = []
+    for doc in docs:
+        stored = doc._.get(ATTR) if Doc.has_extension(ATTR) else None
+        if stored is None:
+            if is_train:
+                raise ValueError(
+                    "elmo listener: no ELMo features for a training batch. The upstream 'elmo' component "
+                    "did not run in `update`: if it is in [training] frozen_components, also list it in "
+                    "[training] annotating_components (or leave it out of frozen_components: it is frozen "
+                    "by its own `frozen` setting)"
+                )
+            n_layers, width = _dims(model)
+            outputs.append(model.ops.alloc3f(n_layers, len(doc), width))
+        elif stored.ndim != 3:
+            raise ValueError(
+                "elmo listener: doc._.elmo holds only the selected representation; set store = \"all\" "
+                "on the 'elmo' component so downstream components can mix the layers"
+            )
+        else:
+            outputs.append(model.ops.asarray3f(stored))
+    return outputs, _no_backprop
+
+
+def _dims(model: ElmoListener) -> Tuple[int, int]:
+    n_layers, width = model.maybe_get_dim("n_layers"), model.maybe_get_dim("nO")
+    if n_layers is None or width is None:
+        raise ValueError(
+            "elmo listener: the layer sizes are unknown because the upstream 'elmo' component has not "
+            "loaded its weights; initialize it first (`nlp.initialize()`), and do not list it in "
+            "[training] frozen_components unless it is sourced from a trained pipeline"
+        )
+    return n_layers, width
+
+
+def _no_backprop(_: Any) -> List:
+    return []

@@ -1,0 +1,1 @@
+"""The spaCy glue: the `elmo` component, its doc attributes and feature cache."""

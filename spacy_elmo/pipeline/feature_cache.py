@@ -1,0 +1,50 @@
+"""A bounded store of biLM outputs keyed by the token sequence, so a frozen biLM runs once per sentence."""
+from typing import Dict, Optional, Tuple
+
+import numpy as np
+
+
+class FeatureCache:
+    """Keeps outputs until `max_bytes` are used; later outputs are not stored (dropped).
+
+    Dropping new entries, rather than evicting old ones, keeps a fixed part of a training set
+    cached across epochs; least-recently-used eviction would miss every time once the
+    training set outgrows the cache.
+
+    max_bytes (int): memory bound; 0 disables the cache.
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        if max_bytes < 0:
+            raise ValueError(f"elmo: the feature cache size must be 0 or more, got {max_bytes}")
+        self.max_bytes = max_bytes
+        self.n_bytes = 0
+        self.hits = 0
+        self.misses = 0
+        self._store: Dict[Tuple[str, ...], np.ndarray] = {}
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def get(self, words: Tuple[str, ...]) -> Optional[np.ndarray]:
+        """The stored output for `words`, read-only, or None."""
+        found = self._store.get(words)
+        if found is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return found
+
+    def put(self, words: Tuple[str, ...], output: np.ndarray) -> None:
+        """Store a copy of `output` if it fits in the bound."""
+        if words in self._store or self.n_bytes + output.nbytes > self.max_bytes:
+            return
+        stored = np.array(output, dtype=np.float32, copy=True)
+        stored.flags.writeable = False
+        self._store[words] = stored
+        self.n_bytes += stored.nbytes
+
+    def clear(self) -> None:
+        """Forget every output (when the biLM's weights change)."""
+        self._store.clear()
+        self.n_bytes = 0

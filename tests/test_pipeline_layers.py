@@ -1,0 +1,76 @@
+"""The thinc layers: scalar mix gradients, listener fallbacks."""
+import numpy as np
+import pytest
+import spacy
+from thinc.api import NumpyOps
+
+from spacy_elmo.architectures import build_elmo_listener_v1
+from spacy_elmo.layers.listener import ElmoListener
+from spacy_elmo.layers.scalar_mix import ScalarMix
+from spacy_elmo.pipeline.extensions import install_extensions
+
+
+def mix_with(weights, gamma):
+    model = ScalarMix()
+    model.initialize(X=[np.zeros((3, 1, 4), dtype=np.float32)])
+    model.set_param("W", np.asarray(weights, dtype=np.float32))
+    model.set_param("gamma", np.asarray([gamma], dtype=np.float32))
+    return model
+
+
+def test_scalar_mix_forward_and_gradients_match_finite_differences():
+    rng = np.random.default_rng(0)
+    X = [rng.normal(size=(3, n, 4)).astype(np.float32) for n in (2, 0, 3)]
+    dY = [rng.normal(size=(n, 4)).astype(np.float32) for n in (2, 0, 3)]
+    weights, gamma = np.array([0.3, -0.2, 0.5]), 1.7
+    model = mix_with(weights, gamma)
+    Y, backprop = model.begin_update(X)
+    s = np.exp(weights) / np.exp(weights).sum()
+    for x, y in zip(X, Y):
+        np.testing.assert_allclose(y, gamma * np.tensordot(s, x, axes=1), rtol=1e-5, atol=1e-6)
+    dX = backprop(dY)
+
+    def loss(w, g, xs):
+        ys, _ = mix_with(w, g).begin_update(xs)
+        return sum(float((y.astype(np.float64) * d).sum()) for y, d in zip(ys, dY))
+
+    eps = 1e-3
+    for j in range(3):
+        step = np.eye(3)[j] * eps
+        numeric = (loss(weights + step, gamma, X) - loss(weights - step, gamma, X)) / (2 * eps)
+        assert model.get_grad("W")[j] == pytest.approx(numeric, rel=1e-2, abs=1e-3)
+    numeric_gamma = (loss(weights, gamma + eps, X) - loss(weights, gamma - eps, X)) / (2 * eps)
+    assert model.get_grad("gamma")[0] == pytest.approx(numeric_gamma, rel=1e-2, abs=1e-3)
+    for x, d in zip(X, dX):
+        assert d.shape == x.shape
+    np.testing.assert_allclose(dX[2][1], gamma * s[1] * dY[2], rtol=1e-5, atol=1e-6)
+
+
+def test_listener_reads_docs_or_gives_zeros_and_fails_clearly():
+    install_extensions()
+    nlp = spacy.blank("en")
+    annotated, bare = nlp("a b c"), nlp("d e")
+    annotated._.elmo = np.ones((3, 3, 8), dtype=np.float32)
+    listener = ElmoListener("*")
+    with pytest.raises(ValueError, match="has not loaded its weights"):
+        listener.predict([bare])
+    listener.set_dim("nO", 8)
+    listener.set_dim("n_layers", 3)
+    first, second = listener.predict([annotated, bare])
+    np.testing.assert_array_equal(first, 1.0)
+    assert second.shape == (3, 2, 8) and not second.any()
+    with pytest.raises(ValueError, match="annotating_components"):
+        listener.begin_update([bare])
+    listener.receive(ElmoListener.get_batch_id([annotated]), [np.ones((3, 3, 8), np.float32)], lambda d: [])
+    with pytest.raises(ValueError, match="other than the one"):
+        listener.begin_update([bare])
+    annotated._.elmo = np.ones((3, 8), dtype=np.float32)
+    with pytest.raises(ValueError, match='store = "all"'):
+        listener.predict([annotated])
+
+
+def test_listener_architecture_reports_its_width():
+    model = build_elmo_listener_v1(width=24)
+    assert model.get_dim("nO") == 24
+    assert isinstance(model.get_ref("listener"), ElmoListener)
+    assert isinstance(model.ops, NumpyOps)

@@ -1,0 +1,52 @@
+"""`spacy train` with configs/ner.cfg end to end: train, load offline, package."""
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import spacy
+from spacy.tokens import DocBin
+
+REPO = Path(__file__).resolve().parents[1]
+TEXTS = [
+    ("I like London and Berlin.", [(7, 13, "LOC"), (18, 24, "LOC")]),
+    ("Alice flew to Paris today.", [(0, 5, "PER"), (14, 19, "LOC")]),
+]
+
+
+def write_corpus(path: Path) -> None:
+    nlp = spacy.blank("en")
+    docs = []
+    for text, spans in TEXTS:
+        doc = nlp.make_doc(text)
+        doc.ents = [doc.char_span(s, e, label=label) for s, e, label in spans]
+        docs.append(doc)
+    DocBin(docs=docs).to_disk(path)
+
+
+def spacy_cli(*args: str) -> None:
+    result = subprocess.run([sys.executable, "-m", "spacy", *args], capture_output=True, text=True)
+    assert result.returncode == 0, f"spacy {args[0]} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+
+
+def test_spacy_train_load_and_package(allennlp_model_files, tmp_path):
+    weights_dir = tmp_path / "weights"
+    weights_dir.mkdir()
+    weights, options = (Path(shutil.copy(f, weights_dir / f.name)) for f in allennlp_model_files)
+    write_corpus(tmp_path / "train.spacy")
+    # fmt: off
+    spacy_cli("train", str(REPO / "configs" / "ner.cfg"), "--output", str(tmp_path / "out"),
+              "--paths.train", str(tmp_path / "train.spacy"), "--paths.dev", str(tmp_path / "train.spacy"),
+              "--paths.elmo_model", str(weights), "--paths.elmo_options", str(options),
+              "--training.max_steps", "6", "--training.eval_frequency", "3", "--nlp.batch_size", "8")
+    # fmt: on
+    shutil.rmtree(weights_dir)  # the trained pipeline must not need the original files
+    nlp = spacy.load(tmp_path / "out" / "model-best")
+    assert nlp.pipe_names == ["elmo", "ner"]
+    doc = nlp("Alice flew to Paris today.")
+    assert doc._.elmo.shape == (3, len(doc), 32)
+    (tmp_path / "pkg").mkdir()
+    spacy_cli("package", str(tmp_path / "out" / "model-best"), str(tmp_path / "pkg"),
+              "--name", "elmo_test", "--version", "0.0.1", "--build", "none")  # fmt: skip
+    meta = (tmp_path / "pkg" / "en_elmo_test-0.0.1" / "meta.json").read_text()
+    assert '"spacy-elmo>=' in meta
