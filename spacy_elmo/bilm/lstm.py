@@ -239,7 +239,9 @@ class BiLstmStack(nn.Module):
     ) -> Tuple[torch.Tensor, LayerState]:
         n_dir, batch_size, n_steps, _ = x.shape
         c, h = state
-        projected = self._input_projection(layer, x)
+        # One view per step, taken once: slicing inside the loop would make autograd allocate
+        # a full-size gradient for every step.
+        projected = self._input_projection(layer, x).unbind(2)
         recurrent = layer.recurrent_weight.transpose(1, 2)
         steps = []
         for t in range(n_steps):
@@ -247,7 +249,7 @@ class BiLstmStack(nn.Module):
             if n == 0:
                 steps.append(x.new_zeros(n_dir, batch_size, layer.output_dim))
                 continue
-            z = torch.baddbmm(projected[:, :n, t], h[:, :n], recurrent)
+            z = torch.baddbmm(projected[t][:, :n], h[:, :n], recurrent)
             c_new, h_new = self._cell(layer, z, c[:, :n])
             if n < batch_size:
                 c = torch.cat([c_new, c[:, n:]], dim=1)

@@ -1,0 +1,60 @@
+"""`python -m spacy_elmo evaluate`: perplexity of a biLM on a text file (full softmax)."""
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..bilm import ModelFormatError, load_bilm
+from ..training.corpus import DEFAULT_MAX_LINE_CHARS, TextCorpus, make_tokenizer
+from ..training.errors import CorpusError, TrainingSetupError
+from ..training.evaluation import evaluate_perplexity
+from ..training.trainer import MODEL_INFO_FILE
+from .app import app
+
+
+@app.command("evaluate")
+def evaluate_command(
+    model: Path = typer.Argument(
+        ..., help="Native model folder with a softmax (e.g. OUTPUT_DIR/model from pretrain)"
+    ),
+    text: Path = typer.Argument(..., help="Text file: .txt, .gz or .jsonl, one sentence or paragraph per line"),
+    lang: Optional[str] = typer.Option(None, help="spaCy tokenizer language (default: the model's, else en)"),
+    batch_size: int = typer.Option(64, help="Rows per batch"),
+    unroll_steps: int = typer.Option(20, help="Tokens per row and batch (the LSTM state carries over)"),
+    max_line_chars: int = typer.Option(DEFAULT_MAX_LINE_CHARS, help="Skip (and count) longer lines"),
+    device: str = typer.Option("cpu", help="cpu or cuda"),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON"),
+) -> None:
+    """Forward, backward and mean perplexity of a biLM on a text (full softmax, as bilm-tf's run_test)."""
+    try:
+        bilm = load_bilm(model, device=device)
+        info_path = model / MODEL_INFO_FILE
+        if lang is None and info_path.is_file():
+            lang = json.loads(info_path.read_text(encoding="utf8")).get("lang")
+        corpus = TextCorpus([text], make_tokenizer(lang or "en"), max_line_chars)
+        result = evaluate_perplexity(bilm, corpus.texts(), batch_size=batch_size, unroll_steps=unroll_steps)
+    except (TrainingSetupError, CorpusError, ModelFormatError, ValueError) as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(1)
+    skipped = corpus.stats.describe_skips()
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "forward": result.forward,
+                    "backward": result.backward,
+                    "mean": result.mean,
+                    "tokens": result.n_tokens,
+                    "skipped": dict(corpus.stats.skipped),
+                }
+            )
+        )
+    else:
+        typer.echo(f"forward perplexity  {result.forward:.3f}")
+        typer.echo(f"backward perplexity {result.backward:.3f}")
+        typer.echo(f"mean perplexity     {result.mean:.3f}  (exp of the mean of both losses)")
+        typer.echo(f"tokens              {result.n_tokens:,}")
+        if skipped:
+            typer.echo(f"skipped: {skipped}", err=True)

@@ -1,0 +1,8 @@
+"""Import every command module so that its commands register on the app, then run it."""
+from . import embed, evaluate, pretrain  # noqa: F401  (register the commands)
+from .app import app
+
+
+def main() -> None:
+    """Run the command line interface."""
+    app()

@@ -1,0 +1,184 @@
+"""`python -m spacy_elmo pretrain`: train or fine-tune a biLM from raw text."""
+
+import re
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import torch
+import typer
+
+from ..bilm import ModelFormatError
+from ..training.errors import CorpusError, TrainingDiverged, TrainingSetupError
+from ..training.presets import PRESETS, apply_overrides, parse_overrides, preset_options
+from ..training.settings import RESUMABLE, TrainingSettings
+from ..training.run import pretrain, resume
+from .app import app
+
+_DURATION = re.compile(r"^\s*([0-9.]+)\s*([smhd]?)\s*$")
+_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+_COUNT = re.compile(r"^\s*([0-9.]+(?:e[0-9]+)?)\s*([kmb]?)\s*$", re.IGNORECASE)
+_SCALE = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9}
+
+
+@app.command("pretrain")
+def pretrain_command(
+    output_dir: Path = typer.Argument(..., help="Folder for run.json, checkpoints and the trained model/"),
+    texts: Optional[List[Path]] = typer.Argument(
+        None, help="Training text: .txt, .gz, .jsonl ('text' field); one sentence or paragraph per line"
+    ),
+    preset: Optional[str] = typer.Option(None, help=f"Architecture: {', '.join(PRESETS)} (default small)"),
+    set_: Optional[List[str]] = typer.Option(
+        None, "--set", help="Architecture setting KEY=VALUE, e.g. lstm.dim=512 or n_highway=2 (repeatable)"
+    ),
+    init: Optional[Path] = typer.Option(
+        None, help="Fine-tune this model: native folder, or original .hdf5 (with --init-options)"
+    ),
+    init_options: Optional[Path] = typer.Option(
+        None, help="options.json of original hdf5 weights given to --init"
+    ),
+    vocab: Optional[Path] = typer.Option(
+        None, help="Softmax vocabulary file (<S>, </S>, <UNK> first) instead of one built from the text"
+    ),
+    heldout: Optional[Path] = typer.Option(
+        None, help="Held-out text for perplexity (full softmax) every --eval-every steps"
+    ),
+    lang: Optional[str] = typer.Option(None, help="spaCy language of the tokenizer (default en)"),
+    batch_size: Optional[int] = typer.Option(None, help="Rows per batch and process (default 128)"),
+    unroll_steps: Optional[int] = typer.Option(None, help="Truncated-backpropagation window (default 20)"),
+    negatives: Optional[int] = typer.Option(
+        None, help="Sampled-softmax negatives (default 8192; full softmax if the vocabulary is not larger)"
+    ),
+    optimizer: Optional[str] = typer.Option(None, help="adagrad (default, bilm-tf), adam or sgd"),
+    learning_rate: Optional[float] = typer.Option(None, help="Default 0.2 (Adagrad)"),
+    clip_norm: Optional[float] = typer.Option(None, help="Global gradient-norm clip (default 10)"),
+    dropout: Optional[float] = typer.Option(None, help="Default 0.1"),
+    max_vocab_size: Optional[int] = typer.Option(None, help="Most softmax entries, specials included"),
+    min_count: Optional[int] = typer.Option(None, help="Least occurrences of a vocabulary word (default 1)"),
+    max_line_chars: Optional[int] = typer.Option(None, help="Skip (and count) longer lines (default 20000)"),
+    seed: Optional[int] = typer.Option(None, help="Random seed (default 0)"),
+    epochs: Optional[int] = typer.Option(None, help="Passes over the text (default 10; 0: no limit)"),
+    max_steps: Optional[int] = typer.Option(None, help="Stop after this many steps"),
+    max_tokens: Optional[str] = typer.Option(None, help="Stop after this many training tokens, e.g. 50M"),
+    max_time: Optional[str] = typer.Option(None, help="Stop after this long (this invocation), e.g. 90m, 2h"),
+    checkpoint_every: Optional[int] = typer.Option(None, help="Steps between checkpoints (default 1250)"),
+    eval_every: Optional[int] = typer.Option(None, help="Steps between held-out evaluations (default 1000)"),
+    log_every: Optional[int] = typer.Option(None, help="Steps between lines of metrics.jsonl (default 100)"),
+    keep_checkpoints: Optional[int] = typer.Option(None, help="Checkpoints kept (default 2)"),
+    resume_run: bool = typer.Option(
+        False, "--resume", help="Continue the run in OUTPUT_DIR exactly where it stopped"
+    ),
+    export_original: bool = typer.Option(
+        False, "--export-original", help="Also write original/options.json + weights.hdf5"
+    ),
+    device: str = typer.Option("auto", help="auto, cpu or cuda (under torchrun: one GPU per process)"),
+    threads: Optional[int] = typer.Option(None, help="CPU threads of torch (default: torch's choice)"),
+    quiet: bool = typer.Option(False, help="No progress bar"),
+) -> None:
+    """Train a biLM from raw text (bilm-tf recipe), or fine-tune one with --init.
+
+    Run data-parallel with: torchrun --nproc_per_node N -m spacy_elmo pretrain ...
+    """
+    given: Dict[str, Any] = {
+        "lang": lang,
+        "batch_size": batch_size,
+        "unroll_steps": unroll_steps,
+        "n_negative_samples": negatives,
+        "optimizer": optimizer,
+        "learning_rate": learning_rate,
+        "clip_norm": clip_norm,
+        "dropout": dropout,
+        "max_vocab_size": max_vocab_size,
+        "min_count": min_count,
+        "max_line_chars": max_line_chars,
+        "seed": seed,
+        "n_epochs": epochs,
+        "max_steps": max_steps,
+        "max_tokens": _parse_count(max_tokens, "--max-tokens"),
+        "max_seconds": _parse_duration(max_time),
+        "checkpoint_every": checkpoint_every,
+        "eval_every": eval_every,
+        "log_every": log_every,
+        "keep_checkpoints": keep_checkpoints,
+    }
+    given = {k: v for k, v in given.items() if v is not None}
+    if epochs == 0:
+        given["n_epochs"] = None  # no epoch limit: stop by steps, tokens or time
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        if resume_run:
+            ignored = [
+                name
+                for name, value in (
+                    ("TEXTS", texts),
+                    ("--preset", preset),
+                    ("--set", set_),
+                    ("--init", init),
+                    ("--vocab", vocab),
+                    ("--heldout", heldout),
+                )
+                if value
+            ]
+            ignored += [f"--{k.replace('_', '-')}" for k in given if k not in RESUMABLE]
+            if ignored:
+                raise TrainingSetupError(
+                    f"with --resume the run's stored settings apply; remove {', '.join(ignored)}"
+                )
+            result = resume(output_dir, given, export=export_original, device=device, show_progress=not quiet)
+        else:
+            if not texts:
+                raise TrainingSetupError("give the training text files after OUTPUT_DIR")
+            options = None
+            if init is None:
+                options = apply_overrides(preset_options(preset or "small"), parse_overrides(set_ or []))
+            elif preset or set_:
+                raise TrainingSetupError("--init fixes the architecture; drop --preset / --set")
+            settings = TrainingSettings.from_dict({**TrainingSettings().to_dict(), **given})
+            result = pretrain(
+                output_dir,
+                texts,
+                options,
+                settings,
+                init=init,
+                init_options=init_options,
+                vocab_path=vocab,
+                heldout_path=heldout,
+                export=export_original,
+                device=device,
+                show_progress=not quiet,
+            )
+    except (TrainingSetupError, CorpusError, ModelFormatError, TrainingDiverged) as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(1)
+    if not result.main_process:
+        return
+    if result.loss is None and result.steps == 0:
+        typer.echo("no training step was run (budget already reached or too little text for one batch)", err=True)
+    typer.echo(
+        f"steps {result.steps}, tokens {result.tokens:,}, {result.tokens_per_second:,.0f} tokens/s this run"
+        + (f", last loss {result.loss:.3f}" if result.loss is not None else "")
+    )
+    if result.skipped:
+        typer.echo("skipped lines: " + ", ".join(f"{n} {reason}" for reason, n in result.skipped.items()))
+    if result.heldout is not None:
+        h = result.heldout
+        typer.echo(f"held-out perplexity {h.mean:.2f} (forward {h.forward:.2f}, backward {h.backward:.2f})")
+    typer.echo(f"model: {result.output_dir / 'model'}")
+
+
+def _parse_duration(text: Optional[str]) -> Optional[float]:
+    if text is None:
+        return None
+    match = _DURATION.match(text)
+    if not match:
+        raise typer.BadParameter(f"cannot read duration {text!r}; use e.g. 45s, 90m, 2h", param_hint="--max-time")
+    return float(match.group(1)) * _SECONDS[match.group(2)]
+
+
+def _parse_count(text: Optional[str], option: str) -> Optional[int]:
+    if text is None:
+        return None
+    match = _COUNT.match(text)
+    if not match:
+        raise typer.BadParameter(f"cannot read count {text!r}; use e.g. 500000, 50M, 1.5B", param_hint=option)
+    return int(float(match.group(1)) * _SCALE[match.group(2).lower()])

@@ -1,0 +1,229 @@
+"""Starting a pretraining run, or resuming one, in one process or under torchrun.
+
+``run.json`` in the output folder records what a run trains on and how (files, settings,
+corpus counts, number of processes) so that `resume` can continue it; ``vocab.txt`` is the
+softmax vocabulary.
+"""
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import torch
+
+from ..bilm import BiLM, BiLMConfig, ModelFormatError, load_bilm
+from .checkpoint import latest_checkpoint, read_checkpoint
+from .corpus import CorpusStats, TextCorpus, make_tokenizer
+from .distributed import Processes, broadcast, start_processes, stop_processes
+from .errors import CorpusError, TrainingSetupError
+from .settings import RESUMABLE, TrainingSettings
+from .trainer import CHECKPOINT_DIR, PretrainResult, Trainer
+from .vocab import Vocab
+
+RUN_FILE = "run.json"
+VOCAB_FILE = "vocab.txt"
+
+
+def pretrain(
+    output_dir: Path,
+    train_paths: Sequence[Path],
+    options: Optional[Dict[str, Any]] = None,
+    settings: Optional[TrainingSettings] = None,
+    init: Optional[Path] = None,
+    init_options: Optional[Path] = None,
+    vocab_path: Optional[Path] = None,
+    heldout_path: Optional[Path] = None,
+    export: bool = False,
+    device: str = "auto",
+    show_progress: bool = True,
+) -> PretrainResult:
+    """Train a biLM from raw text into `output_dir` (which must not hold a run yet).
+
+    options (Optional[Dict]): the architecture (original options.json schema); not with `init`.
+    init (Optional[Path]): a native model folder or original hdf5 weights to fine-tune.
+    init_options (Optional[Path]): the options.json of original hdf5 weights.
+    vocab_path (Optional[Path]): a softmax vocabulary file instead of one built from the text.
+    export (bool): also write the model in the original format (options.json + hdf5).
+    """
+    settings = settings or TrainingSettings()
+    output_dir = Path(output_dir)
+    if (options is None) == (init is None):
+        raise TrainingSetupError(
+            "give exactly one of: an architecture (a preset) or a model to fine-tune (--init)"
+        )
+    processes = start_processes(device)
+    try:
+        spec = {
+            "train": [str(Path(p).resolve()) for p in train_paths],
+            "heldout": str(Path(heldout_path).resolve()) if heldout_path else None,
+            "init": str(Path(init).resolve()) if init else None,
+            "settings": settings.to_dict(),
+            "world_size": processes.world_size,
+        }
+        corpus = _train_corpus(spec, settings, processes)
+        prepared = _main_only(
+            processes,
+            lambda: _prepare_fresh(output_dir, spec, corpus, options, settings, init, init_options, vocab_path),
+        )
+        shared = broadcast(
+            (prepared[0].config.to_options(), prepared[0].vocab, prepared[1]) if prepared else None, processes
+        )
+        heldout = None
+        if prepared is not None:
+            bilm, stats, heldout = prepared
+        else:  # DistributedDataParallel copies the main process's weights into this model
+            bilm = BiLM(BiLMConfig.from_options(shared[0]))
+            bilm.set_softmax(shared[1])
+            stats = shared[2]
+        trainer = Trainer(output_dir, bilm, corpus, settings, processes, show_progress, heldout, stats)
+        return trainer.train(export)
+    finally:
+        stop_processes(processes)
+
+
+def resume(
+    output_dir: Path,
+    overrides: Optional[Dict[str, Any]] = None,
+    export: bool = False,
+    device: str = "auto",
+    show_progress: bool = True,
+) -> PretrainResult:
+    """Continue the run in `output_dir` from its newest checkpoint, exactly where it stopped.
+
+    overrides (Optional[Dict]): new values for budgets and intervals (settings.RESUMABLE).
+    """
+    output_dir = Path(output_dir)
+    run_file = output_dir / RUN_FILE
+    if not run_file.is_file():
+        raise TrainingSetupError(f"{output_dir} holds no training run ({RUN_FILE} not found)")
+    spec = json.loads(run_file.read_text(encoding="utf8"))
+    fixed = sorted(set(overrides or {}) - set(RESUMABLE))
+    if fixed:
+        raise TrainingSetupError(f"cannot change {', '.join(fixed)} when resuming; only {', '.join(RESUMABLE)}")
+    settings = TrainingSettings.from_dict({**spec["settings"], **(overrides or {})})
+    processes = start_processes(device)
+    try:
+        if processes.world_size != spec["world_size"]:
+            raise TrainingSetupError(
+                f"the run used {spec['world_size']} processes; resume it with the same number, not {processes.world_size}"
+            )
+        path = latest_checkpoint(output_dir / CHECKPOINT_DIR)
+        if path is None:
+            raise TrainingSetupError(
+                f"{output_dir} has no checkpoint to resume from; the run stopped before its first one, so start it again in a new folder"
+            )
+        checkpoint = read_checkpoint(path)
+        corpus = _train_corpus(spec, settings, processes)
+        counted = spec["corpus"]
+        stats = CorpusStats(
+            counted["lines"],
+            counted["sentences"],
+            counted["tokens"],
+            Counter(counted["skipped"]),
+            counted["first_skip"],
+        )
+        heldout = _main_only(processes, lambda: _read_all(spec["heldout"], settings))
+        trainer = Trainer(output_dir, checkpoint.bilm, corpus, settings, processes, show_progress, heldout, stats)
+        trainer.restore(checkpoint)
+        return trainer.train(export)
+    finally:
+        stop_processes(processes)
+
+
+def _train_corpus(spec: Dict[str, Any], settings: TrainingSettings, processes: Processes) -> TextCorpus:
+    tokenizer = make_tokenizer(settings.lang)
+    return TextCorpus(
+        [Path(p) for p in spec["train"]],
+        tokenizer,
+        settings.max_line_chars,
+        shard=(processes.rank, processes.world_size),
+        seed=settings.seed,
+    )
+
+
+def _read_all(path: Optional[str], settings: TrainingSettings) -> Optional[List[List[str]]]:
+    """All sentences of the held-out file, if any (checked like the training files)."""
+    if path is None:
+        return None
+    corpus = TextCorpus([path], make_tokenizer(settings.lang), settings.max_line_chars)
+    sentences = list(corpus.texts())
+    if not sentences:
+        raise CorpusError(f"{path}: no sentence found ({corpus.stats.describe_skips() or 'empty'})")
+    return sentences
+
+
+def _main_only(processes: Processes, work):  # type: ignore[no-untyped-def]
+    """Run `work` in the main process only (None elsewhere); raise its setup error in every process."""
+    result, error = None, None
+    if processes.is_main:
+        try:
+            result = work()
+        except (TrainingSetupError, CorpusError, ModelFormatError) as err:
+            error = (type(err).__name__, str(err))
+    error = broadcast(error, processes)
+    if error is not None:
+        kinds = {"CorpusError": CorpusError, "ModelFormatError": ModelFormatError}
+        raise kinds.get(error[0], TrainingSetupError)(error[1])
+    return result
+
+
+def _prepare_fresh(
+    output_dir: Path,
+    spec: Dict[str, Any],
+    corpus: TextCorpus,
+    options: Optional[Dict[str, Any]],
+    settings: TrainingSettings,
+    init: Optional[Path],
+    init_options: Optional[Path],
+    vocab_path: Optional[Path],
+) -> Tuple[BiLM, CorpusStats, Optional[List[List[str]]]]:
+    """Check the data, build the model and its vocabulary, write run.json and vocab.txt.
+
+    RETURNS (Tuple): the model, the corpus counts and the held-out sentences (if any).
+    """
+    if (output_dir / RUN_FILE).exists():
+        raise TrainingSetupError(
+            f"{output_dir} already holds a training run; continue it with --resume or choose a new folder"
+        )
+    if init is not None:
+        bilm = load_bilm(init, options=init_options)
+    else:
+        torch.manual_seed(settings.seed)
+        bilm = BiLM(BiLMConfig.from_options(options or {}, source="architecture"))
+        bilm.reset_parameters()
+    if bilm.vocab is not None and vocab_path is not None:
+        raise TrainingSetupError(
+            f"{init} has its own softmax vocabulary; --vocab applies only to models without one"
+        )
+    counts: Optional[Counter] = Counter() if bilm.vocab is None and vocab_path is None else None
+    stats = corpus.scan(counts)
+    heldout = _read_all(spec["heldout"], settings)
+    per_step = settings.batch_size * (settings.unroll_steps + 1) * spec["world_size"]
+    if settings.n_epochs is not None and settings.n_epochs * (stats.tokens + 2 * stats.sentences) < per_step:
+        raise CorpusError(
+            f"{settings.n_epochs} epochs of the text hold {settings.n_epochs * (stats.tokens + 2 * stats.sentences):,} "
+            f"tokens (with sentence markers), less than one batch needs ({per_step:,}); use more text or epochs, "
+            "or a smaller --batch-size / --unroll-steps"
+        )
+    if bilm.vocab is not None:
+        vocab = Vocab(bilm.vocab)
+    elif vocab_path is not None:
+        vocab = Vocab.from_file(vocab_path)
+    else:
+        vocab = Vocab.from_counts(counts or Counter(), settings.max_vocab_size, settings.min_count)
+    if bilm.softmax is None:
+        torch.manual_seed(settings.seed + 1)
+        bilm.set_softmax(vocab.tokens)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    spec["corpus"] = {
+        "lines": stats.lines,
+        "sentences": stats.sentences,
+        "tokens": stats.tokens,
+        "skipped": dict(stats.skipped),
+        "first_skip": stats.first_skip,
+    }
+    spec["vocab_size"] = len(vocab)
+    vocab.to_file(output_dir / VOCAB_FILE)
+    (output_dir / RUN_FILE).write_text(json.dumps(spec, indent=2), encoding="utf8")
+    return bilm, stats, heldout

@@ -1,0 +1,85 @@
+"""Hyper-parameters and budgets of a pretraining run, with the bilm-tf recipe as defaults."""
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Dict, Optional
+
+from .corpus import DEFAULT_MAX_LINE_CHARS
+from .errors import TrainingSetupError
+
+OPTIMIZERS = ("adagrad", "adam", "sgd")
+# Settings that may change when a run is resumed: budgets and intervals, not the maths.
+RESUMABLE = (
+    "n_epochs",
+    "max_steps",
+    "max_tokens",
+    "max_seconds",
+    "checkpoint_every",
+    "eval_every",
+    "log_every",
+    "keep_checkpoints",
+)
+
+
+@dataclass
+class TrainingSettings:
+    """How to train (ELMO.md §5): per-process batch of `batch_size` rows × `unroll_steps` tokens,
+    sampled softmax with `n_negative_samples` (full softmax when the vocabulary is not larger),
+    Adagrad 0.2 with accumulator 1.0 on loss × unroll_steps, global-norm clip 10, dropout 0.1.
+
+    A run stops at the first budget reached: epochs over the data, steps, tokens (all processes
+    together), or seconds of this invocation.
+    """
+
+    lang: str = "en"
+    batch_size: int = 128
+    unroll_steps: int = 20
+    n_negative_samples: int = 8192
+    optimizer: str = "adagrad"
+    learning_rate: float = 0.2
+    initial_accumulator: float = 1.0
+    clip_norm: float = 10.0
+    dropout: float = 0.1
+    max_vocab_size: Optional[int] = None
+    min_count: int = 1
+    max_line_chars: int = DEFAULT_MAX_LINE_CHARS
+    seed: int = 0
+    n_epochs: Optional[int] = 10
+    max_steps: Optional[int] = None
+    max_tokens: Optional[int] = None
+    max_seconds: Optional[float] = None
+    checkpoint_every: int = 1250
+    eval_every: int = 1000
+    log_every: int = 100
+    keep_checkpoints: int = 2
+
+    def __post_init__(self) -> None:
+        if self.optimizer not in OPTIMIZERS:
+            raise TrainingSetupError(
+                f"unknown optimizer {self.optimizer!r}; choose one of {', '.join(OPTIMIZERS)}"
+            )
+        for name in (
+            "batch_size",
+            "unroll_steps",
+            "checkpoint_every",
+            "eval_every",
+            "log_every",
+            "keep_checkpoints",
+            "min_count",
+        ):
+            if getattr(self, name) < 1:
+                raise TrainingSetupError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise TrainingSetupError(f"dropout must be in [0, 1), got {self.dropout}")
+        if self.n_negative_samples < 1 or self.learning_rate <= 0 or self.clip_norm <= 0:
+            raise TrainingSetupError("n_negative_samples, learning_rate and clip_norm must be positive")
+
+    def to_dict(self) -> Dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Dict[str, Any]) -> "TrainingSettings":
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise TrainingSetupError(f"unknown training settings: {', '.join(sorted(unknown))}")
+        return cls(**data)

@@ -1,0 +1,74 @@
+"""The softmax vocabulary: frequency-sorted tokens with <S>, </S>, <UNK> first."""
+
+from collections import Counter
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Union
+
+from .errors import CorpusError
+
+BOS = "<S>"
+EOS = "</S>"
+UNK = "<UNK>"
+SPECIALS = (BOS, EOS, UNK)
+
+
+class Vocab:
+    """Map tokens to softmax ids; unknown tokens map to <UNK>.
+
+    tokens (Sequence[str]): the vocabulary in id order; must start with <S>, </S>, <UNK>.
+    """
+
+    def __init__(self, tokens: Sequence[str]) -> None:
+        tokens = list(tokens)
+        if tuple(tokens[:3]) != SPECIALS:
+            raise CorpusError(f"a vocabulary must start with {', '.join(SPECIALS)}; got {tokens[:3]}")
+        if len(set(tokens)) != len(tokens):
+            duplicate = next(t for t, n in Counter(tokens).items() if n > 1)
+            raise CorpusError(f"the vocabulary lists {duplicate!r} twice")
+        self.tokens: List[str] = tokens
+        self.index: Dict[str, int] = {token: i for i, token in enumerate(tokens)}
+        self.unk_id = 2
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def ids(self, tokens: Iterable[str]) -> List[int]:
+        """The id of each token, <UNK> for unknown ones."""
+        index, unk = self.index, self.unk_id
+        return [index.get(token, unk) for token in tokens]
+
+    @classmethod
+    def from_counts(cls, counts: Counter, max_size: Optional[int] = None, min_count: int = 1) -> "Vocab":
+        """Most frequent tokens first (ties in first-seen order), after the three special tokens.
+
+        max_size (Optional[int]): most entries including the specials.
+        min_count (int): least number of occurrences of a kept token.
+        """
+        if max_size is not None and max_size < len(SPECIALS) + 1:
+            raise CorpusError(f"the vocabulary size limit must be at least {len(SPECIALS) + 1}, got {max_size}")
+        ranked = [t for t, n in counts.most_common() if n >= min_count and t not in SPECIALS]
+        if max_size is not None:
+            ranked = ranked[: max_size - len(SPECIALS)]
+        return cls(list(SPECIALS) + ranked)
+
+    @classmethod
+    def from_file(cls, path: Union[str, Path]) -> "Vocab":
+        """Read one token per line (the bilm-tf vocabulary format)."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf8")
+        except FileNotFoundError:
+            raise CorpusError(f"vocabulary file not found: {path}") from None
+        except UnicodeDecodeError as err:
+            raise CorpusError(f"{path}: the vocabulary is not UTF-8 ({err.reason} at byte {err.start})") from None
+        tokens = [line.strip() for line in text.splitlines()]
+        if any(not token for token in tokens):
+            raise CorpusError(f"{path}: line {tokens.index('') + 1} is empty; expected one token per line")
+        try:
+            return cls(tokens)
+        except CorpusError as err:
+            raise CorpusError(f"{path}: {err}") from None
+
+    def to_file(self, path: Union[str, Path]) -> None:
+        """Write one token per line."""
+        Path(path).write_text("".join(token + "\n" for token in self.tokens), encoding="utf8")
