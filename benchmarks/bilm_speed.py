@@ -23,12 +23,7 @@ import typer
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "corpus" / "heldout.txt.gz"
 DEFAULT_REFERENCE = ROOT.parent / "shared" / "tools" / "allennlp_reference.py"
-FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
-SIZES = {
-    "small": dict(lstm_dim=1024, projection_dim=128, n_highway=1),
-    "medium": dict(lstm_dim=2048, projection_dim=256, n_highway=1),
-    "original": dict(lstm_dim=4096, projection_dim=512, n_highway=2),
-}
+SIZES = ("small", "medium", "original")  # presets of spacy_elmo.training: the published models
 
 app = typer.Typer(add_completion=False)
 
@@ -59,9 +54,10 @@ def write_random_weights(size: str, folder: Path) -> None:
     import torch
 
     from spacy_elmo.bilm import BiLM, BiLMConfig, export_original
+    from spacy_elmo.training.presets import preset_options
 
     torch.manual_seed(0)
-    config = BiLMConfig(filters=tuple(map(tuple, FILTERS)), **SIZES[size])
+    config = BiLMConfig.from_options(preset_options(size))
     bilm = BiLM(config)
     bilm.reset_parameters()
     export_original(bilm, folder)
