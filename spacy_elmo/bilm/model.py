@@ -146,13 +146,10 @@ class BiLM(nn.Module):
         ids = torch.from_numpy(self.characters.encode(tokens)).to(self.device)
         return self.token_encoder(ids)
 
-    def _encoder_version(self) -> Hashable:
-        return tuple((p.data_ptr(), p._version, p.dtype) for p in self.token_encoder.parameters())
-
     def _token_table(self, vocabulary: List[str]) -> torch.Tensor:
         if torch.is_grad_enabled() and any(p.requires_grad for p in self.token_encoder.parameters()):
             return self.embed_tokens(vocabulary)  # gradients must reach the encoder: no cache
-        return self.token_cache.embed(vocabulary, self.embed_tokens, self._encoder_version())
+        return self.token_cache.embed(vocabulary, self.embed_tokens, _weights_version(self.token_encoder))
 
     def _forward_batch(self, sentences: Sentences, stateful: bool) -> Tuple[torch.Tensor, List[int]]:
         """Run the biLM; returns layers (B, n_layers, T+2, 2P) and the sentence lengths.
@@ -208,7 +205,7 @@ class BiLM(nn.Module):
     def _primed_state(self, markers: torch.Tensor) -> List[LayerState]:
         """The state after the first step from zero: forward on <S>, backward on </S>."""
         grad = torch.is_grad_enabled() and any(p.requires_grad for p in self.parameters())
-        version = tuple((p.data_ptr(), p._version, p.dtype) for p in self.parameters())
+        version = _weights_version(self)
         if grad or self._primed is None or self._primed[0] != version:
             first = markers.view(2, 1, 1, -1)  # rows 0, 1 of the table: <S>, </S>
             _, state = self.lstm(first, torch.ones(1, dtype=torch.int64))
@@ -240,6 +237,11 @@ class BiLM(nn.Module):
         self._state = None
         self._primed = None
         return super()._apply(fn, recurse)
+
+
+def _weights_version(module: nn.Module) -> Hashable:
+    """A fingerprint of a module's weights that changes when they are replaced, cast or updated."""
+    return tuple((p.data_ptr(), p._version, p.dtype) for p in module.parameters())
 
 
 def _reverse_index(lengths: torch.Tensor, n_steps: int) -> torch.Tensor:

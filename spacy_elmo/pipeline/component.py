@@ -296,8 +296,7 @@ class Elmo(TrainablePipe):
         batch_id = ElmoListener.get_batch_id(docs)
         for listener in self.listeners[:-1]:
             listener.receive(batch_id, layers, accumulate_gradient)
-        if self.listeners:
-            self.listeners[-1].receive(batch_id, layers, backprop)
+        self.listeners[-1].receive(batch_id, layers, backprop)
         return losses
 
     def finish_update(self, sgd: Optimizer) -> None:
