@@ -6,6 +6,7 @@ import shutil
 import h5py
 import numpy as np
 import pytest
+import torch
 
 from spacy_elmo import load_bilm
 from spacy_elmo.bilm import BiLMConfig, ModelFormatError, bilm_from_bytes, bilm_to_bytes, export_original
@@ -42,6 +43,18 @@ def test_float16_storage_stays_close(tmp_path):
     loaded = load_bilm(tmp_path / "half")
     assert loaded.dtype.is_floating_point and str(loaded.dtype) == "torch.float32"
     assert_same_outputs(bilm, loaded, atol=1e-2)
+
+
+def test_float16_softmax_storage_keeps_embeddings_exact(tmp_path):
+    bilm = random_bilm()
+    bilm.set_softmax(["<S>", "</S>", "<UNK>", "a", "b"])
+    bilm.save(tmp_path / "full")
+    bilm.save(tmp_path / "mixed", dtype="float16-softmax")
+    loaded = load_bilm(tmp_path / "mixed")
+    assert_same_outputs(bilm, loaded, atol=0.0)
+    softmax = bilm.softmax.weight.detach()
+    assert torch.equal(loaded.softmax.weight.detach(), softmax.half().float())
+    assert (tmp_path / "mixed" / "model.safetensors").stat().st_size < (tmp_path / "full" / "model.safetensors").stat().st_size
 
 
 def test_fixture_export_round_trip_reproduces_outputs(tmp_path, allennlp_model_files):

@@ -70,6 +70,9 @@ def pretrain_command(
     export_original: bool = typer.Option(
         False, "--export-original", help="Also write original/options.json + weights.hdf5"
     ),
+    model_dtype: Optional[str] = typer.Option(
+        None, help="Storage type of the final model: float32 (default), float16, bfloat16, or float16-softmax (float16 for the softmax only); it computes in float32"
+    ),
     device: str = typer.Option("auto", help="auto, cpu or cuda (under torchrun: one GPU per process)"),
     threads: Optional[int] = typer.Option(None, help="CPU threads of torch (default: torch's choice)"),
     quiet: bool = typer.Option(False, help="No progress bar"),
@@ -99,6 +102,7 @@ def pretrain_command(
         "eval_every": eval_every,
         "log_every": log_every,
         "keep_checkpoints": keep_checkpoints,
+        "model_dtype": model_dtype,
     }
     given = {k: v for k, v in given.items() if v is not None}
     if epochs == 0:

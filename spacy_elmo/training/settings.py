@@ -3,11 +3,12 @@
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Dict, Optional
 
+from ..bilm.native_format import STORAGE_CHOICES
 from .corpus import DEFAULT_MAX_LINE_CHARS
 from .errors import TrainingSetupError
 
 OPTIMIZERS = ("adagrad", "adam", "sgd")
-# Settings that may change when a run is resumed: budgets and intervals, not the maths.
+# Settings that may change when a run is resumed: budgets, intervals and storage, not the maths.
 RESUMABLE = (
     "n_epochs",
     "max_steps",
@@ -17,6 +18,7 @@ RESUMABLE = (
     "eval_every",
     "log_every",
     "keep_checkpoints",
+    "model_dtype",
 )
 
 
@@ -25,6 +27,7 @@ class TrainingSettings:
     """How to train (ELMO.md §5): per-process batch of `batch_size` rows × `unroll_steps` tokens,
     sampled softmax with `n_negative_samples` (full softmax when the vocabulary is not larger),
     Adagrad 0.2 with accumulator 1.0 on loss × unroll_steps, global-norm clip 10, dropout 0.1.
+    `model_dtype` is the storage type of the final model (checkpoints keep float32).
 
     A run stops at the first budget reached: epochs over the data, steps, tokens (all processes
     together), or seconds of this invocation.
@@ -51,6 +54,7 @@ class TrainingSettings:
     eval_every: int = 1000
     log_every: int = 100
     keep_checkpoints: int = 2
+    model_dtype: str = "float32"
 
     def __post_init__(self) -> None:
         if self.optimizer not in OPTIMIZERS:
@@ -68,6 +72,10 @@ class TrainingSettings:
         ):
             if getattr(self, name) < 1:
                 raise TrainingSetupError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.model_dtype not in STORAGE_CHOICES:
+            raise TrainingSetupError(
+                f"unknown model dtype {self.model_dtype!r}; choose one of {', '.join(STORAGE_CHOICES)}"
+            )
         if not 0.0 <= self.dropout < 1.0:
             raise TrainingSetupError(f"dropout must be in [0, 1), got {self.dropout}")
         if self.n_negative_samples < 1 or self.learning_rate <= 0 or self.clip_norm <= 0:

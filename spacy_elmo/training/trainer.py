@@ -279,7 +279,7 @@ class Trainer:
     def _finish(self, export: bool) -> Optional[Perplexity]:
         """Write the final model (and original-format copy); evaluate on the held-out text."""
         folder = self.output_dir / MODEL_DIR
-        save_bilm(self.bilm, folder)
+        save_bilm(self.bilm, folder, dtype=self.settings.model_dtype)
         info = {"lang": self.settings.lang, "steps": self.step, "tokens": self.tokens}
         (folder / MODEL_INFO_FILE).write_text(json.dumps(info, indent=2), encoding="utf8")
         if export:

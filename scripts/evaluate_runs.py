@@ -1,0 +1,57 @@
+"""Evaluate every seed of a training output on a test set, and read each model's learned ELMo
+layer weights. Writes one JSON file: {"runs": [{"seed", "scores", "layer_mix"}, ...]}.
+
+    python scripts/evaluate_runs.py training/ner-elmo corpus/ner/test.spacy metrics/ner-elmo.json
+"""
+
+import json
+from pathlib import Path
+from typing import Any, Dict, Optional
+
+import spacy
+import typer
+from spacy.cli.evaluate import evaluate
+
+SCORES = ("ents_p", "ents_r", "ents_f", "ents_per_type", "tag_acc", "pos_acc")
+
+
+def layer_mix(model_path: Path) -> Optional[Dict[str, Any]]:
+    """The softmax-normalized layer weights s_j and the scale γ of the first ELMo scalar mix in the
+    pipeline's trainable components, or None for a pipeline without ELMo."""
+    nlp = spacy.load(model_path)
+    for name, component in nlp.pipeline:
+        model = getattr(component, "model", None)
+        if model is None or name == "elmo":
+            continue
+        for node in model.walk():
+            if node.name == "elmo_scalar_mix":
+                weights = node.ops.softmax(node.get_param("W"))
+                return {
+                    "component": name,
+                    "weights": [float(w) for w in weights],
+                    "gamma": float(node.get_param("gamma")[0]),
+                }
+    return None
+
+
+def main(
+    training_dir: Path = typer.Argument(..., help="Folder of seedN/ outputs of scripts/train_seeds.py"),
+    test_data: Path = typer.Argument(..., help="Test set (.spacy)"),
+    output: Path = typer.Argument(..., help="JSON file to write"),
+) -> None:
+    """Score model-best of each seed on `test_data`."""
+    runs = []
+    for seed_dir in sorted(training_dir.glob("seed*"), key=lambda p: int(p.name[4:])):
+        model = seed_dir / "model-best"
+        scores = evaluate(str(model), test_data, silent=True)
+        kept = {key: scores[key] for key in SCORES if scores.get(key) is not None}
+        runs.append({"seed": int(seed_dir.name[4:]), "scores": kept, "layer_mix": layer_mix(model)})
+        print(f"{model}: " + ", ".join(f"{k} {v:.4f}" for k, v in kept.items() if isinstance(v, float)))
+    if not runs:
+        raise SystemExit(f"error: no seedN/ training outputs in {training_dir}")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps({"model": str(training_dir), "test": str(test_data), "runs": runs}, indent=2))
+
+
+if __name__ == "__main__":
+    typer.run(main)
