@@ -27,8 +27,8 @@ def test_factory_needs_no_config():
     nlp = spacy.blank("en")
     elmo = nlp.add_pipe("elmo")
     assert elmo.cfg["source"] is None and elmo.cfg["layer"] == "average"
-    with pytest.raises(ValueError, match="elmo component 'elmo'"):
-        nlp("No bundled model ships yet.")
+    doc = nlp("The bundled model loads when first needed.")
+    assert doc._.elmo.shape == (3, len(doc), 256)
 
 
 def test_doc_token_span_vectors(nlp):
