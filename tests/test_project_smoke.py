@@ -23,7 +23,7 @@ DATA_FILES = [
 def data_dir() -> Path:
     """The shared data: $SPACY_ELMO_DATA, else ../shared/data."""
     env = os.environ.get("SPACY_ELMO_DATA")
-    return Path(env) if env else REPO.parent / "shared" / "data"
+    return (Path(env) if env else REPO.parent / "shared" / "data").resolve()
 
 
 def test_smoke_workflow(tmp_path):
