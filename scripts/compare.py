@@ -7,7 +7,7 @@
 import json
 import statistics
 from pathlib import Path
-from typing import Dict, List, Sequence
+from typing import Any, Dict, List, Sequence
 
 import typer
 
@@ -29,13 +29,13 @@ def ner_rows(baseline: List[dict], elmo: List[dict]) -> Dict[str, List[List[floa
     return rows
 
 
-def mean_mix(runs: List[dict]) -> Dict[str, List[float]]:
-    """Mean layer weights and γ over seeds."""
+def mean_mix(runs: List[dict]) -> Dict[str, Any]:
+    """Mean layer weights (list) and γ (float) over seeds."""
     mixes = [r["layer_mix"] for r in runs if r["layer_mix"]]
     n_layers = len(mixes[0]["weights"])
     return {
         "weights": [statistics.mean(m["weights"][j] for m in mixes) for j in range(n_layers)],
-        "gamma": [statistics.mean(m["gamma"] for m in mixes)],
+        "gamma": statistics.mean(m["gamma"] for m in mixes),
     }
 
 
@@ -54,7 +54,7 @@ def markdown(ner: Dict[str, List[List[float]]], pos: List[List[float]], mixes: D
     lines += ["", "Learned ELMo layer weights (softmax-normalized s_j, mean over seeds) and scale γ:", ""]
     lines += ["| task | " + " | ".join(names) + " | γ |", "|---|" + "---:|" * (n_layers + 1)]
     for task, mix in mixes.items():
-        lines.append(f"| {task} | " + " | ".join(f"{w:.3f}" for w in mix["weights"]) + f" | {mix['gamma'][0]:.3f} |")
+        lines.append(f"| {task} | " + " | ".join(f"{w:.3f}" for w in mix["weights"]) + f" | {mix['gamma']:.3f} |")
     return "\n".join(lines) + "\n"
 
 

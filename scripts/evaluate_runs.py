@@ -12,7 +12,7 @@ import spacy
 import typer
 from spacy.cli.evaluate import evaluate
 
-SCORES = ("ents_p", "ents_r", "ents_f", "ents_per_type", "tag_acc", "pos_acc")
+SCORES = ("ents_p", "ents_r", "ents_f", "ents_per_type", "tag_acc")
 
 
 def layer_mix(model_path: Path) -> Optional[Dict[str, Any]]:

@@ -38,7 +38,7 @@ def test_default_is_the_bundled_english_model(bilm):
 
 def test_shipped_weights_are_small_and_compute_in_float32(bilm):
     folder = BUNDLED_DIR / "en_small"
-    assert sum(f.stat().st_size for f in folder.iterdir()) <= 25 * 2**20
+    assert sum(f.stat().st_size for f in folder.iterdir()) <= 25_000_000
     assert json.loads((folder / "config.json").read_text())["storage_dtype"] == "float16-softmax"
     assert all(p.dtype == torch.float32 for p in bilm.parameters())
     assert bilm.vocab is not None and bilm.vocab[:3] == ["<S>", "</S>", "<UNK>"]
