@@ -1,20 +1,20 @@
-"""Training tokens/second of `pretrain` for the tiny and small presets, and the share of this
-machine's measured float32 matrix-multiply peak that it uses.
+"""Pretraining speed and what it buys: tokens/s, MFU and held-out perplexity after a fixed
+token budget, for each setting of the recipe (negatives, rows, BPTT length, precision).
 
-Each preset trains for a fixed time with the default recipe (batch 128 × 20, 8192 sampled
-negatives, Adagrad) on the first lines of the shared corpus; the speed is the run's own
-tokens/second (every step, warm-up included).
+Each setting trains a fresh model on the first lines of the training text (the same lines and
+vocabulary for every setting) until it has seen `--tokens` tokens, scoring the first
+`--heldout-lines` lines of the held-out text with the full softmax every `--eval-tokens` tokens
+and at the end. Tokens/s is the run's own (every step, warm-up included, evaluation left out).
 
-Model FLOPs per training token = 3 × (forward matmul/convolution FLOPs) of: the token encoder
-once per token (char CNN over all M positions, highways, projection; both directions read the
-same tokens), both LSTM directions, and the softmax over the true id + negatives in both
-directions. That is the issue's measure ("model" column). The trainer encodes each distinct
-token of a batch once, and the encoder drops character positions that cannot change its output,
-so it executes fewer FLOPs: the "executed" column counts the encoder for the measured distinct
-tokens per batch at the measured character width instead.
+MFU = model FLOPs per token × tokens/s ÷ the measured peak of this machine's matrix products,
+in float32 and in bfloat16 (each measured with torch.mm, warmed, best of several runs).
+Model FLOPs per training token = 3 × forward FLOPs of: the char CNN over all M character
+positions, the highways and projection, both LSTM directions, and the softmax over the true id
+and the negatives in both directions.
 
-    python benchmarks/pretrain_speed.py
-    python benchmarks/pretrain_speed.py --seconds 120 --presets small --threads 1
+    python benchmarks/pretrain_speed.py --text corpus/lm/train.txt.gz --heldout corpus/lm/heldout.txt.gz \
+        --arch bundled --setting negatives=8192 --setting negatives=2048 --tokens 1M
+    python benchmarks/pretrain_speed.py --arch small --setting negatives=8192 --tokens 100k --heldout-lines 0
 """
 
 import gzip
@@ -23,111 +23,147 @@ import json
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List
+from typing import Any, Dict, List, Optional
 
 import torch
 import typer
 
 from spacy_elmo.bilm import BiLMConfig
-from spacy_elmo.bilm.characters import PAD_CHAR, CharacterMapper
+from spacy_elmo.bilm.loading import resolve_model_path
 from spacy_elmo.training import TrainingSettings, pretrain, preset_options
-from spacy_elmo.training.batcher import RowBatcher
-from spacy_elmo.training.corpus import Cursor, TextCorpus, make_tokenizer
-
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "corpus" / "train.txt.gz"
+from spacy_elmo.training.presets import apply_overrides, parse_overrides
 
 app = typer.Typer(add_completion=False)
+# A setting's keys and the TrainingSettings field each sets.
+SETTING_KEYS = {
+    "negatives": "n_negative_samples",
+    "rows": "batch_size",
+    "bptt": "unroll_steps",
+    "precision": "precision",
+}
 
 
-def matmul_peak(size: int = 4096, seconds: float = 3.0) -> float:
-    """Float32 FLOP/s of a large square torch.matmul, best of repeated runs."""
-    a, b = torch.randn(size, size), torch.randn(size, size)
-    torch.matmul(a, b)
+def matmul_peak(dtype: torch.dtype, size: int, seconds: float = 3.0) -> float:
+    """FLOP/s of a square torch.mm of `size` in `dtype`, warmed, best of repeated runs."""
+    a, b = torch.randn(size, size, dtype=dtype), torch.randn(size, size, dtype=dtype)
+    out = torch.mm(a, b)
+    torch.mm(a, b, out=out)
     best = float("inf")
     stop = time.perf_counter() + seconds
-    while time.perf_counter() < stop:
+    while time.perf_counter() < stop or best == float("inf"):
         start = time.perf_counter()
-        torch.matmul(a, b)
+        torch.mm(a, b, out=out)
         best = min(best, time.perf_counter() - start)
     return 2 * size**3 / best
 
 
-def forward_flops(config: BiLMConfig, n_candidates: int, chars: int) -> Dict[str, float]:
-    """Forward FLOPs per token position, by part (multiply-add = 2 FLOPs), for a character axis
-    of `chars` positions."""
+def model_flops(config: BiLMConfig, n_candidates: int) -> float:
+    """Training FLOPs per token (3 × forward; a multiply-add is 2 FLOPs)."""
     e, f, p, c = config.char_embedding_dim, config.n_filters, config.projection_dim, config.lstm_dim
+    chars = config.max_characters_per_token
     encoder = sum(2 * (chars - w + 1) * w * e * n for w, n in config.filters)
     encoder += config.n_highway * 2 * f * 2 * f + (2 * f * p if config.has_token_projection else 0)
     lstm = 2 * config.n_layers * (2 * (p + p) * 4 * c + (2 * c * p if config.has_lstm_projection else 0))
     softmax = 2 * 2 * p * n_candidates
-    return {"encoder": encoder, "lstm": lstm, "softmax": softmax}
+    return 3.0 * (encoder + lstm + softmax)
 
 
-def encoder_workload(text: Path, config: BiLMConfig, settings: TrainingSettings, n_batches: int = 20):
-    """Mean share of distinct tokens per batch, and mean character width after the encoder's
-    exact trimming (longest token with begin/end of word + widest filter, at most M)."""
-    corpus = TextCorpus([text], make_tokenizer(settings.lang))
-    batcher = RowBatcher(corpus.sentences(Cursor()), settings.batch_size, settings.unroll_steps)
-    characters = CharacterMapper(config.max_characters_per_token)
-    shares, widths = [], []
-    for _ in range(n_batches):
-        window = batcher.next_window()
-        if window is None:
-            break
-        distinct = sorted({t for rows in window.inputs for row in rows for t in row})
-        ids = characters.encode(distinct)
-        used = int(((ids != PAD_CHAR) & (ids != 0)).sum(axis=1).max())
-        shares.append(len(distinct) / (settings.batch_size * settings.unroll_steps))
-        widths.append(min(config.max_characters_per_token, used + config.max_filter_width))
-    return sum(shares) / len(shares), sum(widths) / len(widths)
+def architecture(name: str) -> Dict[str, Any]:
+    """Options of a preset, or of the bundled default model ("bundled")."""
+    if name == "bundled":
+        return json.loads((resolve_model_path(None) / "config.json").read_text(encoding="utf8"))["options"]
+    return preset_options(name)
+
+
+def parse_setting(text: str) -> Dict[str, Any]:
+    """"negatives=2048,rows=128" → TrainingSettings fields."""
+    fields: Dict[str, Any] = {}
+    for part in filter(None, text.split(",")):
+        key, _, value = part.partition("=")
+        if key not in SETTING_KEYS:
+            raise typer.BadParameter(f"unknown key {key!r} in {text!r}; use {', '.join(SETTING_KEYS)}")
+        fields[SETTING_KEYS[key]] = value if key == "precision" else int(value)
+    return fields
+
+
+def first_lines(source: Path, n_lines: int, target: Path) -> Path:
+    opener = gzip.open if source.name.endswith(".gz") else open
+    with opener(source, "rt", encoding="utf8") as text:
+        target.write_text("".join(itertools.islice(text, n_lines)), encoding="utf8")
+    return target
+
+
+def parse_count(text: str) -> int:
+    scale = {"k": 10**3, "m": 10**6}.get(text[-1].lower(), 1)
+    return int(float(text[:-1] if scale > 1 else text) * scale)
 
 
 @app.command()
 def main(
-    presets: List[str] = typer.Option(["tiny", "small"], help="Presets to measure"),
-    seconds: float = typer.Option(60.0, help="Training time per preset"),
-    lines: int = typer.Option(20000, help="Corpus lines to train on"),
-    corpus: Path = typer.Option(DEFAULT_CORPUS, help="Text (.txt or .gz)"),
-    threads: int = typer.Option(
-        0, help="torch CPU threads (0: torch's default); the peak is measured with the same"
-    ),
+    text: Path = typer.Option(Path("corpus/lm/train.txt.gz"), help="Training text (.txt or .gz)"),
+    heldout: Path = typer.Option(Path("corpus/lm/heldout.txt.gz"), help="Held-out text"),
+    heldout_lines: int = typer.Option(2000, help="Held-out lines scored (0: no perplexity)"),
+    eval_tokens: str = typer.Option("500k", help="Training tokens between held-out evaluations"),
+    vocab: Optional[Path] = typer.Option(None, help="Softmax vocabulary (default: built from the lines used)"),
+    max_vocab_size: int = typer.Option(40000, help="Vocabulary size when it is built from the text"),
+    arch: str = typer.Option("bundled", help="Architecture: 'bundled' (the default model's) or a preset"),
+    set_: List[str] = typer.Option([], "--set", help="Architecture change KEY=VALUE, as `pretrain --set`"),
+    setting: List[str] = typer.Option(["negatives=8192"], help="Recipe setting, e.g. negatives=2048,rows=128"),
+    tokens: str = typer.Option("1M", help="Training tokens per setting"),
+    threads: int = typer.Option(2, help="torch CPU threads"),
+    output: Optional[Path] = typer.Option(None, help="Append one JSON line per setting to this file"),
 ) -> None:
-    if threads:
-        torch.set_num_threads(threads)
-    peak = matmul_peak()
+    torch.set_num_threads(threads)
+    budget = parse_count(tokens)
+    peak32 = matmul_peak(torch.float32, 2048)
+    peak16 = matmul_peak(torch.bfloat16, 2048 if torch.cuda.is_available() else 512)
     print(
-        f"torch {torch.__version__}, {torch.get_num_threads()} threads; float32 matmul peak {peak / 1e9:.1f} GFLOP/s"
+        f"torch {torch.__version__}, {threads} threads; matmul peak float32 {peak32 / 1e9:.1f} GFLOP/s, "
+        f"bfloat16 {peak16 / 1e9:.1f} GFLOP/s"
     )
+    options = apply_overrides(architecture(arch), parse_overrides(set_))
+    config = BiLMConfig.from_options(options)
     with tempfile.TemporaryDirectory() as tmp:
-        text = Path(tmp) / "text.txt"
-        opener = gzip.open if corpus.name.endswith(".gz") else open
-        with opener(corpus, "rt", encoding="utf8") as source:
-            text.write_text("".join(itertools.islice(source, lines)), encoding="utf8")
-        for preset in presets:
-            settings = TrainingSettings(max_seconds=seconds, n_epochs=None, checkpoint_every=10**9)
-            options = preset_options(preset)
-            result = pretrain(Path(tmp) / preset, [text], options, settings, device="cpu", show_progress=False)
-            vocab_size = json.loads((Path(tmp) / preset / "run.json").read_text())["vocab_size"]
-            n_candidates = (
-                settings.n_negative_samples + 1 if settings.n_negative_samples < vocab_size else vocab_size
+        held = first_lines(heldout, heldout_lines, Path(tmp) / "heldout.txt") if heldout_lines else None
+        # ~15 tokens a line; enough lines that the budget is not cut short by the end of the text
+        lines = first_lines(text, budget // 10 + 1000, Path(tmp) / "text.txt")
+        for index, fields in enumerate(parse_setting(s) for s in setting):
+            settings = TrainingSettings(max_vocab_size=max_vocab_size, **fields)
+            per_step = settings.batch_size * settings.unroll_steps
+            settings.n_epochs = None
+            settings.max_tokens = budget
+            settings.checkpoint_every = 10**9
+            settings.eval_every = max(1, parse_count(eval_tokens) // per_step)
+            run_dir = Path(tmp) / f"run{index}"
+            result = pretrain(
+                run_dir, [lines], options, settings, vocab_path=vocab, heldout_path=held, device="cpu", show_progress=False
             )
-            config = BiLMConfig.from_options(options)
-            parts = forward_flops(config, n_candidates, config.max_characters_per_token)
-            share, width = encoder_workload(text, config, settings)
-            executed_parts = forward_flops(config, n_candidates, round(width))
-            model = 3 * sum(parts.values())
-            executed = 3 * (share * executed_parts["encoder"] + parts["lstm"] + parts["softmax"])
+            vocab_size = json.loads((run_dir / "run.json").read_text())["vocab_size"]
+            n_candidates = settings.n_negative_samples + 1 if settings.n_negative_samples < vocab_size else vocab_size
+            flops = model_flops(config, n_candidates)
             speed = result.tokens_per_second
-            print(
-                f"{preset:>6}: {speed:10,.0f} tokens/s over {result.steps} steps (vocabulary {vocab_size:,}, "
-                f"last loss {result.loss:.2f})\n"
-                f"        model FLOPs {model / 1e6:.1f} M/token (encoder {3 * parts['encoder'] / 1e6:.1f}, "
-                f"LSTM {3 * parts['lstm'] / 1e6:.1f}, softmax {3 * parts['softmax'] / 1e6:.1f}): "
-                f"{speed * model / peak:.1%} of peak\n"
-                f"        executed {executed / 1e6:.1f} M/token ({share:.0%} distinct tokens, "
-                f"{width:.1f} character positions): {speed * executed / peak:.1%} of peak"
-            )
+            record: Dict[str, Any] = {
+                "arch": " ".join([arch, *set_]),
+                "setting": setting[index],
+                "tokens": result.tokens,
+                "steps": result.steps,
+                "tokens_per_second": round(speed),
+                "model_gflop_per_token": round(flops / 1e9, 4),
+                "mfu_float32_peak": round(speed * flops / peak32, 4),
+                "mfu_bfloat16_peak": round(speed * flops / peak16, 4),
+                "last_loss": round(result.loss, 4) if result.loss is not None else None,
+                "threads": threads,
+            }
+            if result.heldout is not None:
+                record["heldout_perplexity"] = round(result.heldout.mean, 2)
+                record["heldout_tokens"] = result.heldout.n_tokens
+                metrics = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+                curve = {m["tokens"]: round(m["heldout_perplexity"], 2) for m in metrics if "heldout_perplexity" in m}
+                record["heldout_curve"] = sorted(curve.items())
+            print(json.dumps(record), flush=True)
+            if output is not None:
+                with open(output, "a", encoding="utf8") as file:
+                    file.write(json.dumps(record) + "\n")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from .config import BiLMConfig
+from .lstm_training import LstmLayerFunction
 
 LayerState = Tuple[torch.Tensor, torch.Tensor]  # c (2, B, C), h (2, B, P)
 # Bytes of input projection (x·W_x for a block of time steps) held at once: bounds memory
@@ -169,28 +170,9 @@ class BiLstmStack(nn.Module):
         projected = torch.baddbmm(layer.bias.unsqueeze(1), flat, layer.input_weight.transpose(1, 2))
         return projected.view(n_dir, batch_size, n_steps, -1)
 
-    def _cell(
-        self, layer: BiLstmLayer, z: torch.Tensor, c_prev: torch.Tensor
-    ) -> Tuple[torch.Tensor, torch.Tensor]:
-        """One step of the cell from pre-activations z (2, n, 4C); returns (c, h)."""
-        cell_dim = layer.cell_dim
-        gates = torch.sigmoid(z[..., : 3 * cell_dim])
-        candidate = torch.tanh(z[..., 3 * cell_dim :])
-        input_gate, forget_gate, output_gate = gates.chunk(3, dim=-1)
-        c = torch.addcmul(forget_gate * c_prev, input_gate, candidate)
-        clip = self.config.cell_clip
-        if clip is not None:
-            c = c.clamp(-clip, clip)
-        h = output_gate * torch.tanh(c)
-        if layer.projection is not None:
-            h = torch.bmm(h, layer.projection.transpose(1, 2))
-            clip = self.config.proj_clip
-            if clip is not None:
-                h = h.clamp(-clip, clip)
-        return c, h
-
     def _cell_in_place(self, layer: BiLstmLayer, z: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
-        """`_cell` for inference: overwrites z and updates the cell state view c in place; returns h."""
+        """One inference step of the cell from pre-activations z (2, n, 4C): overwrites z and updates
+        the cell state view c in place; returns h."""
         cell_dim = layer.cell_dim
         gates = z[..., : 3 * cell_dim].sigmoid_()
         candidate = z[..., 3 * cell_dim :].tanh_()
@@ -237,25 +219,31 @@ class BiLstmStack(nn.Module):
     def _run_layer_differentiable(
         self, layer: BiLstmLayer, x: torch.Tensor, active: List[int], state: LayerState
     ) -> Tuple[torch.Tensor, LayerState]:
-        n_dir, batch_size, n_steps, _ = x.shape
+        """The layer as one autograd node (`LstmLayerFunction`); outputs (2, B, T, P) are a
+        view of time-major storage, which the next layer reads without a copy."""
+        n_dir, batch_size, n_steps, width = x.shape
+        time_major = x.transpose(1, 2).reshape(n_dir, n_steps * batch_size, width)
+        compute_dtype = _autocast_dtype(x.device.type, x.dtype)
+        weight = layer.input_weight.to(compute_dtype).transpose(1, 2)
+        projected = torch.baddbmm(layer.bias.unsqueeze(1), time_major.to(compute_dtype), weight)
+        projected = projected.view(n_dir, n_steps, batch_size, -1)
         c, h = state
-        # One view per step, taken once: slicing inside the loop would make autograd allocate
-        # a full-size gradient for every step.
-        projected = self._input_projection(layer, x).unbind(2)
-        recurrent = layer.recurrent_weight.transpose(1, 2)
-        steps = []
-        for t in range(n_steps):
-            n = active[t]
-            if n == 0:
-                steps.append(x.new_zeros(n_dir, batch_size, layer.output_dim))
-                continue
-            z = torch.baddbmm(projected[t][:, :n], h[:, :n], recurrent)
-            c_new, h_new = self._cell(layer, z, c[:, :n])
-            if n < batch_size:
-                c = torch.cat([c_new, c[:, n:]], dim=1)
-                h = torch.cat([h_new, h[:, n:]], dim=1)
-                steps.append(F.pad(h_new, (0, 0, 0, batch_size - n)))
-            else:
-                c, h = c_new, h_new
-                steps.append(h_new)
-        return torch.stack(steps, dim=2), (c, h)
+        h_seq, c, h = LstmLayerFunction.apply(
+            projected,
+            layer.recurrent_weight,
+            layer.projection,
+            c,
+            h,
+            active,
+            self.config.cell_clip,
+            self.config.proj_clip if layer.projection is not None else None,
+            compute_dtype,
+        )
+        return h_seq.transpose(1, 2), (c, h)
+
+
+def _autocast_dtype(device_type: str, dtype: torch.dtype) -> torch.dtype:
+    """The type of matrix products: autocast's where it is on, else `dtype`."""
+    if torch.is_autocast_enabled(device_type):
+        return torch.get_autocast_dtype(device_type)
+    return dtype

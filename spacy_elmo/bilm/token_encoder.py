@@ -1,4 +1,5 @@
 """The context-independent token encoder: character CNN, highway layers, projection."""
+import bisect
 import math
 
 import torch
@@ -10,6 +11,10 @@ from .config import BiLMConfig
 
 # Tokens encoded per CNN call; bounds the memory of the convolution activations.
 CHUNK_TOKENS = 128
+# Tokens are encoded in groups by length (begin/end of word included) up to these bounds, each
+# group only as wide as it needs; a group has at least MIN_GROUP_TOKENS tokens.
+LENGTH_GROUPS = (6, 9, 12, 16)
+MIN_GROUP_TOKENS = 32
 
 
 class Highway(nn.Module):
@@ -68,24 +73,40 @@ class CharTokenEncoder(nn.Module):
     def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
         """Encode character ids of shape (N, M) to embeddings (N, P)."""
         if char_ids.shape[0] > CHUNK_TOKENS and not torch.is_grad_enabled():
-            return torch.cat([self._encode(chunk) for chunk in char_ids.split(CHUNK_TOKENS)])
-        return self._encode(char_ids)
+            return torch.cat([self._encode_by_length(chunk) for chunk in char_ids.split(CHUNK_TOKENS)])
+        return self._encode_by_length(char_ids)
 
-    def _encode(self, char_ids: torch.Tensor) -> torch.Tensor:
-        char_ids = self._trim(char_ids)
+    def _encode_by_length(self, char_ids: torch.Tensor) -> torch.Tensor:
+        """Encode tokens in groups of similar length, each trimmed to its own width (exact)."""
+        used = _used_lengths(char_ids)
+        if len(char_ids) < 2 * MIN_GROUP_TOKENS:
+            return self._encode(char_ids, int(used.max()) if len(used) else 0)
+        order = torch.argsort(used, stable=True)
+        sorted_used = used[order].tolist()
+        groups, start = [], 0
+        for bound in LENGTH_GROUPS:
+            stop = bisect.bisect_right(sorted_used, bound, lo=start)
+            if stop - start >= MIN_GROUP_TOKENS and len(sorted_used) - stop >= MIN_GROUP_TOKENS:
+                groups.append((start, stop))
+                start = stop
+        groups.append((start, len(sorted_used)))
+        encoded = [self._encode(char_ids[order[a:b]], sorted_used[b - 1]) for a, b in groups]
+        return torch.cat(encoded)[torch.argsort(order)]
+
+    def _encode(self, char_ids: torch.Tensor, longest: int) -> torch.Tensor:
+        # Trailing PAD positions leave every max-pool unchanged as long as each filter still
+        # sees one all-PAD window (ELMO.md §4.4): keep the longest token plus the widest filter.
+        keep = longest + self.config.max_filter_width
+        if keep < char_ids.shape[1]:
+            char_ids = char_ids[:, :keep]
         chars = self.char_embedding(char_ids).transpose(1, 2)  # (N, E, M')
-        pooled = [conv(chars).amax(dim=-1) for conv in self.convolutions]
+        pooled = [conv(chars).max(dim=-1).values for conv in self.convolutions]
         x = self._activation(torch.cat(pooled, dim=-1))
         for highway in self.highways:
             x = highway(x)
         return self.projection(x) if self.projection is not None else x
 
-    def _trim(self, char_ids: torch.Tensor) -> torch.Tensor:
-        """Drop trailing PAD positions where this leaves every max-pool unchanged.
 
-        Exact as long as each filter still sees one all-PAD window (ELMO.md §4.4):
-        keep the longest token (with begin/end of word) plus the widest filter.
-        """
-        used = ((char_ids != PAD_CHAR) & (char_ids != 0)).sum(dim=1).max().item() if len(char_ids) else 0
-        keep = int(used) + self.config.max_filter_width
-        return char_ids[:, :keep] if keep < char_ids.shape[1] else char_ids
+def _used_lengths(char_ids: torch.Tensor) -> torch.Tensor:
+    """Character positions of each token before its PAD (begin/end of word included)."""
+    return ((char_ids != PAD_CHAR) & (char_ids != 0)).sum(dim=1)

@@ -52,6 +52,10 @@ def pretrain_command(
     learning_rate: Optional[float] = typer.Option(None, help="Default 0.2 (Adagrad)"),
     clip_norm: Optional[float] = typer.Option(None, help="Global gradient-norm clip (default 10)"),
     dropout: Optional[float] = typer.Option(None, help="Default 0.1"),
+    precision: Optional[str] = typer.Option(
+        None,
+        help="float32 (default) or bf16: bfloat16 matrix products, float32 weights, optimizer, state and loss",
+    ),
     max_vocab_size: Optional[int] = typer.Option(None, help="Most softmax entries, specials included"),
     min_count: Optional[int] = typer.Option(None, help="Least occurrences of a vocabulary word (default 1)"),
     max_line_chars: Optional[int] = typer.Option(None, help="Skip (and count) longer lines (default 20000)"),
@@ -90,6 +94,7 @@ def pretrain_command(
         "learning_rate": learning_rate,
         "clip_norm": clip_norm,
         "dropout": dropout,
+        "precision": precision,
         "max_vocab_size": max_vocab_size,
         "min_count": min_count,
         "max_line_chars": max_line_chars,

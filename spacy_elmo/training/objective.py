@@ -35,10 +35,20 @@ class BiLMObjective(nn.Module):
         vocabulary has no more entries than this.
     dropout (float): on each LSTM layer's input and on the top layer, in training mode.
     seed (int): seeds `generator`, which draws the negatives.
+    compute_dtype (torch.dtype): type of the sampled softmax's products (torch.bfloat16 under
+        bfloat16 autocast); the loss is float32.
     """
 
-    def __init__(self, bilm: nn.Module, n_negative_samples: int, dropout: float, seed: int = 0) -> None:
+    def __init__(
+        self,
+        bilm: nn.Module,
+        n_negative_samples: int,
+        dropout: float,
+        seed: int = 0,
+        compute_dtype: torch.dtype = torch.float32,
+    ) -> None:
         super().__init__()
+        self.compute_dtype = compute_dtype
         if bilm.softmax is None or bilm.vocab is None:
             raise ValueError("the biLM needs a softmax and vocabulary to be trained")
         self.bilm = bilm
@@ -50,7 +60,11 @@ class BiLMObjective(nn.Module):
         self.generator = torch.Generator().manual_seed(seed)
 
     def forward(self, batch: TensorBatch, state: Optional[LstmState]) -> Tuple[torch.Tensor, LstmState]:
-        """Mean losses (2,) of the forward and backward LM over the batch, and the new LSTM state."""
+        """Mean losses (2,) of the forward and backward LM over the batch, and the new LSTM state.
+
+        In training each direction draws its own negatives, as bilm-tf does (one draw shared by
+        both directions was measured to leave the backward LM's full-softmax perplexity behind).
+        """
         top, new_state = top_layer(self.bilm, batch, state, self.dropout)
         softmax = self.bilm.softmax
         losses = []
@@ -59,7 +73,13 @@ class BiLMObjective(nn.Module):
             targets = batch.targets[direction][batch.mask]
             if self.sampler is not None and self.training:
                 loss = sampled_softmax_loss(
-                    hidden, targets, softmax.weight, softmax.bias, self.sampler, self.generator
+                    hidden,
+                    targets,
+                    softmax.weight,
+                    softmax.bias,
+                    self.sampler,
+                    self.generator,
+                    compute_dtype=self.compute_dtype,
                 )
             else:
                 loss = full_softmax_loss(hidden, targets, softmax.weight, softmax.bias)

@@ -74,10 +74,13 @@ def sampled_softmax_loss(
     bias: torch.Tensor,
     sampler: LogUniformSampler,
     generator: Optional[torch.Generator] = None,
+    compute_dtype: Optional[torch.dtype] = None,
 ) -> torch.Tensor:
     """Mean sampled-softmax cross-entropy of `hidden` (N, P) against `targets` (N,).
 
     weight (Tensor): (V, P) softmax weights; bias (Tensor): (V,).
+    compute_dtype (Optional[torch.dtype]): type of the products with the negatives (e.g.
+        torch.bfloat16); exponentials, sums and the loss stay float32.
     """
     sampled, n_tries = sampler.sample(generator)
     sampled = sampled.to(hidden.device)
@@ -87,35 +90,78 @@ def sampled_softmax_loss(
     # Accidental hits (a target among the negatives) are removed: at most one per row.
     slot = torch.full((weight.shape[0],), -1, dtype=torch.int64, device=hidden.device)
     slot[sampled] = torch.arange(len(sampled), device=hidden.device)
-    hit_slot = slot[targets]
-    hit_rows = torch.nonzero(hit_slot >= 0).squeeze(1)
+    dtype = compute_dtype or hidden.dtype
     negatives = _NegativesLogSumExp.apply(
-        hidden, weight[sampled], bias[sampled] - log_q_sampled, hit_rows, hit_slot[hit_rows]
+        hidden.to(dtype), weight[sampled].to(dtype), (bias[sampled] - log_q_sampled).to(_exp_dtype(dtype)), slot[targets]
     )
+    true_logits = true_logits.to(negatives.dtype)
     return (torch.logaddexp(true_logits, negatives) - true_logits).mean()
 
 
-class _NegativesLogSumExp(torch.autograd.Function):
-    """logsumexp over the rows of hidden·Wᵀ + b with the (hit_rows, hit_cols) entries left out.
+# Rows of logits computed at once: (rows × negatives) float32 stays in cache instead of making
+# several passes over an (N × negatives) matrix in memory.
+LOGIT_ROWS = 512
 
-    The same as autograd through addmm and logsumexp, with fewer passes over the large
-    (N, n_samples) logits: the backward pass turns the saved logits into the softmax in place.
+
+class _NegativesLogSumExp(torch.autograd.Function):
+    """logsumexp over the rows of hidden·Wᵀ + b, the entry (row, hit_slot[row]) left out where
+    hit_slot ≥ 0.
+
+    The same as autograd through addmm and logsumexp, computed in blocks of LOGIT_ROWS rows; the
+    backward pass recomputes each block's logits (one more product) instead of keeping them all.
     """
 
     @staticmethod
-    def forward(ctx, hidden, weight, bias, hit_rows, hit_cols):  # type: ignore[no-untyped-def]
-        logits = torch.addmm(bias, hidden, weight.t())
-        logits[hit_rows, hit_cols] = float("-inf")
-        result = torch.logsumexp(logits, dim=1)
-        ctx.save_for_backward(hidden, weight, logits, result)
+    def forward(ctx, hidden, weight, bias, hit_slot):  # type: ignore[no-untyped-def]
+        result = torch.empty(len(hidden), dtype=_exp_dtype(weight.dtype), device=hidden.device)
+        for start, logits in _logit_blocks(hidden, weight, bias, hit_slot):
+            torch.logsumexp(logits, dim=1, out=result[start : start + len(logits)])
+        ctx.save_for_backward(hidden, weight, bias, hit_slot, result)
         return result
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad):  # type: ignore[no-untyped-def]
-        hidden, weight, logits, result = ctx.saved_tensors
-        weighted = logits.sub_(result.unsqueeze(1)).exp_().mul_(grad.unsqueeze(1))  # softmax × grad
-        return weighted @ weight, weighted.t() @ hidden, weighted.sum(0), None, None
+        hidden, weight, bias, hit_slot, result = ctx.saved_tensors
+        grad_hidden = torch.empty_like(hidden)
+        grad_weight = torch.zeros(weight.shape, dtype=result.dtype, device=weight.device)
+        grad_bias = torch.zeros_like(bias)
+        for start, logits in _logit_blocks(hidden, weight, bias, hit_slot):
+            stop = start + len(logits)
+            # softmax × incoming gradient, in place
+            weighted = logits.sub_(result[start:stop, None]).exp_().mul_(grad[start:stop, None])
+            grad_bias += weighted.sum(0)
+            if weight.dtype == result.dtype:
+                torch.mm(weighted, weight, out=grad_hidden[start:stop])
+                grad_weight.addmm_(weighted.t(), hidden[start:stop])
+            else:
+                weighted = weighted.to(weight.dtype)
+                grad_hidden[start:stop] = weighted @ weight
+                grad_weight += weighted.t() @ hidden[start:stop]
+        return grad_hidden, grad_weight.to(weight.dtype), grad_bias, None
+
+
+def _logit_blocks(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, hit_slot: torch.Tensor):  # type: ignore[no-untyped-def]
+    """(first row, logits) of each block of rows, at least float32, accidental hits set to −inf.
+
+    The blocks share one buffer: each is valid until the next one is made.
+    """
+    bias = bias.to(weight.dtype)
+    rows = min(LOGIT_ROWS, len(hidden))
+    buffer = torch.empty(rows, len(weight), dtype=weight.dtype, device=hidden.device)
+    for start in range(0, len(hidden), rows):
+        stop = min(start + rows, len(hidden))
+        logits = torch.addmm(bias, hidden[start:stop], weight.t(), out=buffer[: stop - start])
+        logits = logits.to(_exp_dtype(logits.dtype))
+        slots = hit_slot[start:stop]
+        hits = torch.nonzero(slots >= 0).squeeze(1)
+        logits[hits, slots[hits]] = float("-inf")
+        yield start, logits
+
+
+def _exp_dtype(dtype: torch.dtype) -> torch.dtype:
+    """Exponentials and sums of 16-bit logits run in float32."""
+    return torch.promote_types(dtype, torch.float32)
 
 
 def full_softmax_loss(

@@ -8,6 +8,8 @@ from .corpus import DEFAULT_MAX_LINE_CHARS
 from .errors import TrainingSetupError
 
 OPTIMIZERS = ("adagrad", "adam", "sgd")
+# Precision of the training computation: names and the short spellings the CLI also accepts.
+PRECISIONS = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16"}
 # Settings that may change when a run is resumed: budgets, intervals and storage, not the maths.
 RESUMABLE = (
     "n_epochs",
@@ -27,6 +29,9 @@ class TrainingSettings:
     """How to train (ELMO.md §5): per-process batch of `batch_size` rows × `unroll_steps` tokens,
     sampled softmax with `n_negative_samples` (full softmax when the vocabulary is not larger),
     Adagrad 0.2 with accumulator 1.0 on loss × unroll_steps, global-norm clip 10, dropout 0.1.
+    `precision` "bfloat16" runs the large matrix products (char CNN, highway, LSTM input,
+    recurrent and projection products, softmax) in bfloat16 under autocast; weights, optimizer
+    state, cell state, gradient clipping and the loss stay float32.
     `model_dtype` is the storage type of the final model (checkpoints keep float32).
 
     A run stops at the first budget reached: epochs over the data, steps, tokens (all processes
@@ -42,6 +47,7 @@ class TrainingSettings:
     initial_accumulator: float = 1.0
     clip_norm: float = 10.0
     dropout: float = 0.1
+    precision: str = "float32"
     max_vocab_size: Optional[int] = None
     min_count: int = 1
     max_line_chars: int = DEFAULT_MAX_LINE_CHARS
@@ -72,6 +78,11 @@ class TrainingSettings:
         ):
             if getattr(self, name) < 1:
                 raise TrainingSetupError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.precision not in PRECISIONS:
+            raise TrainingSetupError(
+                f"unknown precision {self.precision!r}; choose one of {', '.join(PRECISIONS)}"
+            )
+        self.precision = PRECISIONS[self.precision]
         if self.model_dtype not in STORAGE_CHOICES:
             raise TrainingSetupError(
                 f"unknown model dtype {self.model_dtype!r}; choose one of {', '.join(STORAGE_CHOICES)}"

@@ -81,7 +81,14 @@ class Trainer:
         self.bilm = bilm.to(processes.device).train()
         self.vocab = Vocab(bilm.vocab or [])
         rank_seed = settings.seed * 1000 + processes.rank
-        self.objective = BiLMObjective(self.bilm, settings.n_negative_samples, settings.dropout, seed=rank_seed)
+        self.autocast_dtype = torch.bfloat16 if settings.precision == "bfloat16" else None
+        self.objective = BiLMObjective(
+            self.bilm,
+            settings.n_negative_samples,
+            settings.dropout,
+            seed=rank_seed,
+            compute_dtype=self.autocast_dtype or torch.float32,
+        )
         self.model = wrap_model(self.objective, processes)
         named = trainable_parameters(self.objective)
         self.parameter_names = [name for name, _ in named]
@@ -201,7 +208,9 @@ class Trainer:
 
     def _train_step(self, window) -> torch.Tensor:  # type: ignore[no-untyped-def]
         batch = to_tensors(window, self.bilm.characters.encode, self.vocab).to(self.processes.device)
-        losses, state = self.model(batch, self.state)
+        device_type = self.processes.device.type
+        with torch.autocast(device_type, dtype=self.autocast_dtype, enabled=self.autocast_dtype is not None):
+            losses, state = self.model(batch, self.state)
         self.optimizer.zero_grad(set_to_none=True)
         # bilm-tf differentiates loss × unroll_steps (its loss is a mean over the window).
         (losses.mean() * self.settings.unroll_steps).backward()
