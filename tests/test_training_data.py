@@ -2,6 +2,7 @@
 
 import gzip
 import json
+import math
 from collections import Counter
 from pathlib import Path
 
@@ -29,6 +30,19 @@ def test_vocab_from_counts_is_frequency_sorted_with_specials_first():
     assert Vocab.from_counts(counts, max_size=5).tokens == ["<S>", "</S>", "<UNK>", "a", "b"]
     assert Vocab.from_counts(counts, min_count=5).tokens[3:] == ["a", "b", "d"]
     assert vocab.ids(["a", "zzz", "c"]) == [3, 2, 6]
+
+
+def test_log_frequencies_are_the_unigram_distribution_of_the_targets():
+    counts = Counter({"a": 60, "b": 30, "c": 10, "rare": 0, "out": 20})
+    vocab = Vocab(["<S>", "</S>", "<UNK>", "a", "b", "c", "rare"])
+    # 120 tokens and 10 sentences: 2 × 130 targets over both LMs, 20 of them <UNK> ("out") × 2
+    logs = dict(zip(vocab.tokens, vocab.log_frequencies(counts, n_sentences=10)))
+    total = 2 * 130 + len(vocab)
+    assert math.isclose(math.exp(logs["a"]), 121 / total)
+    assert math.isclose(math.exp(logs["<S>"]), 11 / total) and logs["<S>"] == logs["</S>"]
+    assert math.isclose(math.exp(logs["<UNK>"]), 41 / total)
+    assert math.isclose(math.exp(logs["rare"]), 1 / total)
+    assert math.isclose(sum(math.exp(v) for v in logs.values()), 1.0)
 
 
 def test_vocab_file_round_trip_and_errors(tmp_path):

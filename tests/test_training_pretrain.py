@@ -155,6 +155,22 @@ def test_finetune_original_weights_gets_a_new_softmax_and_exports(fixtures_dir, 
         torch.testing.assert_close(tensor, tuned.state_dict()[name], rtol=1e-6, atol=1e-6)
 
 
+def test_a_new_softmax_starts_from_the_log_unigram_distribution(tmp_path):
+    from collections import Counter
+
+    from spacy_elmo.training.vocab import Vocab
+
+    text = write_corpus(tmp_path / "text.txt")
+    settings = quick_settings(max_steps=1, optimizer="sgd", learning_rate=1e-12)
+    pretrain(tmp_path / "run", [text], preset_options("tiny"), settings, show_progress=False)
+    bilm = load_bilm(tmp_path / "run" / "model")
+    counts = Counter()
+    stats = TextCorpus([text], make_tokenizer("en")).scan(counts)
+    expected = torch.tensor(Vocab(bilm.vocab).log_frequencies(counts, stats.sentences))
+    torch.testing.assert_close(bilm.softmax.bias.detach(), expected)
+    assert bilm.softmax.bias[bilm.vocab.index("the")] > bilm.softmax.bias[bilm.vocab.index("quickly")]
+
+
 def test_heldout_perplexity_is_logged(tmp_path):
     text = write_corpus(tmp_path / "text.txt")
     heldout = write_corpus(tmp_path / "heldout.txt", n_lines=10, seed=2)

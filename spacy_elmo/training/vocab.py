@@ -1,5 +1,6 @@
 """The softmax vocabulary: frequency-sorted tokens with <S>, </S>, <UNK> first."""
 
+import math
 from collections import Counter
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Union
@@ -50,6 +51,20 @@ class Vocab:
         if max_size is not None:
             ranked = ranked[: max_size - len(SPECIALS)]
         return cls(list(SPECIALS) + ranked)
+
+    def log_frequencies(self, counts: Counter, n_sentences: int) -> List[float]:
+        """Log unigram probability of each entry as a target of the two LMs: every token is a
+        target once per direction, and each sentence adds one </S> (forward) and one <S>
+        (backward); <UNK> takes the tokens outside the vocabulary. Counts are smoothed by 1.
+        """
+        n_tokens = sum(counts.values())
+        known = sum(counts[t] for t in self.tokens[len(SPECIALS) :])
+        total = 2 * (n_tokens + n_sentences)
+        special = {BOS: n_sentences, EOS: n_sentences, UNK: 2 * (n_tokens - known)}
+        return [
+            math.log((special[t] if t in special else 2 * counts[t]) + 1) - math.log(total + len(self.tokens))
+            for t in self.tokens
+        ]
 
     @classmethod
     def from_file(cls, path: Union[str, Path]) -> "Vocab":
