@@ -13,6 +13,7 @@ from torch.nn import functional as F
 
 from .config import BiLMConfig
 from .lstm_training import LstmLayerFunction
+from .precision import product_dtype
 
 LayerState = Tuple[torch.Tensor, torch.Tensor]  # c (2, B, C), h (2, B, P)
 # Bytes of input projection (x·W_x for a block of time steps) held at once: bounds memory
@@ -223,7 +224,7 @@ class BiLstmStack(nn.Module):
         view of time-major storage, which the next layer reads without a copy."""
         n_dir, batch_size, n_steps, width = x.shape
         time_major = x.transpose(1, 2).reshape(n_dir, n_steps * batch_size, width)
-        compute_dtype = _autocast_dtype(x.device.type, x.dtype)
+        compute_dtype = product_dtype(x.device.type, x.dtype)
         weight = layer.input_weight.to(compute_dtype).transpose(1, 2)
         projected = torch.baddbmm(layer.bias.unsqueeze(1), time_major.to(compute_dtype), weight)
         projected = projected.view(n_dir, n_steps, batch_size, -1)
@@ -240,10 +241,3 @@ class BiLstmStack(nn.Module):
             compute_dtype,
         )
         return h_seq.transpose(1, 2), (c, h)
-
-
-def _autocast_dtype(device_type: str, dtype: torch.dtype) -> torch.dtype:
-    """The type of matrix products: autocast's where it is on, else `dtype`."""
-    if torch.is_autocast_enabled(device_type):
-        return torch.get_autocast_dtype(device_type)
-    return dtype

@@ -14,6 +14,8 @@ from typing import List, Optional, Tuple
 
 import torch
 
+from .precision import accumulation_dtype
+
 
 class LstmLayerFunction(torch.autograd.Function):
     """h_seq, c_last, h_last = f(projected inputs, recurrent weight, projection, c0, h0).
@@ -54,7 +56,7 @@ class LstmLayerFunction(torch.autograd.Function):
 def _forward(ctx, projected, recurrent_weight, projection, c0, h0, active, cell_clip, proj_clip, compute_dtype):  # type: ignore[no-untyped-def]
     n_dir, n_steps, batch_size, four_c = projected.shape
     cell_dim = four_c // 4
-    dtype = _state_dtype(compute_dtype)
+    dtype = accumulation_dtype(compute_dtype)
     # Positions past a row's length stay zero; where every row runs every step, all is written.
     new = torch.empty if min(active, default=0) == batch_size else torch.zeros
     out_dim = recurrent_weight.shape[2]
@@ -161,8 +163,3 @@ def _backward(ctx, grad_seq, grad_c, grad_h):  # type: ignore[no-untyped-def]
         None,
         None,
     )
-
-
-def _state_dtype(compute_dtype: torch.dtype) -> torch.dtype:
-    """Gates and states: float32 when the products run in a 16-bit type."""
-    return torch.float32 if compute_dtype in (torch.bfloat16, torch.float16) else compute_dtype

@@ -4,7 +4,6 @@ import math
 
 import torch
 from torch import nn
-from torch.nn import functional as F
 
 from .characters import N_CHARACTER_IDS, PAD_CHAR
 from .config import BiLMConfig

@@ -11,6 +11,8 @@ from typing import Optional, Tuple
 import torch
 from torch.nn import functional as F
 
+from ..bilm.precision import accumulation_dtype
+
 
 class LogUniformSampler:
     """Sample unique ids with P(k) = (log(k+2) − log(k+1)) / log(V+1), favouring frequent
@@ -92,7 +94,7 @@ def sampled_softmax_loss(
     slot[sampled] = torch.arange(len(sampled), device=hidden.device)
     dtype = compute_dtype or hidden.dtype
     negatives = _NegativesLogSumExp.apply(
-        hidden.to(dtype), weight[sampled].to(dtype), (bias[sampled] - log_q_sampled).to(_exp_dtype(dtype)), slot[targets]
+        hidden.to(dtype), weight[sampled].to(dtype), (bias[sampled] - log_q_sampled).to(accumulation_dtype(dtype)), slot[targets]
     )
     true_logits = true_logits.to(negatives.dtype)
     return (torch.logaddexp(true_logits, negatives) - true_logits).mean()
@@ -113,7 +115,7 @@ class _NegativesLogSumExp(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, hidden, weight, bias, hit_slot):  # type: ignore[no-untyped-def]
-        result = torch.empty(len(hidden), dtype=_exp_dtype(weight.dtype), device=hidden.device)
+        result = torch.empty(len(hidden), dtype=accumulation_dtype(weight.dtype), device=hidden.device)
         for start, logits in _logit_blocks(hidden, weight, bias, hit_slot):
             torch.logsumexp(logits, dim=1, out=result[start : start + len(logits)])
         ctx.save_for_backward(hidden, weight, bias, hit_slot, result)
@@ -152,16 +154,11 @@ def _logit_blocks(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor
     for start in range(0, len(hidden), rows):
         stop = min(start + rows, len(hidden))
         logits = torch.addmm(bias, hidden[start:stop], weight.t(), out=buffer[: stop - start])
-        logits = logits.to(_exp_dtype(logits.dtype))
+        logits = logits.to(accumulation_dtype(logits.dtype))
         slots = hit_slot[start:stop]
         hits = torch.nonzero(slots >= 0).squeeze(1)
         logits[hits, slots[hits]] = float("-inf")
         yield start, logits
-
-
-def _exp_dtype(dtype: torch.dtype) -> torch.dtype:
-    """Exponentials and sums of 16-bit logits run in float32."""
-    return torch.promote_types(dtype, torch.float32)
 
 
 def full_softmax_loss(
