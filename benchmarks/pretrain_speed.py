@@ -30,6 +30,7 @@ import typer
 
 from spacy_elmo.bilm import BiLMConfig
 from spacy_elmo.bilm.loading import resolve_model_path
+from spacy_elmo.cli.pretrain import _parse_count
 from spacy_elmo.training import TrainingSettings, pretrain, preset_options
 from spacy_elmo.training.presets import apply_overrides, parse_overrides
 
@@ -93,11 +94,6 @@ def first_lines(source: Path, n_lines: int, target: Path) -> Path:
     return target
 
 
-def parse_count(text: str) -> int:
-    scale = {"k": 10**3, "m": 10**6}.get(text[-1].lower(), 1)
-    return int(float(text[:-1] if scale > 1 else text) * scale)
-
-
 @app.command()
 def main(
     text: Path = typer.Option(Path("corpus/lm/train.txt.gz"), help="Training text (.txt or .gz)"),
@@ -114,7 +110,7 @@ def main(
     output: Optional[Path] = typer.Option(None, help="Append one JSON line per setting to this file"),
 ) -> None:
     torch.set_num_threads(threads)
-    budget = parse_count(tokens)
+    budget = _parse_count(tokens, "--tokens")
     peak32 = matmul_peak(torch.float32, 2048)
     peak16 = matmul_peak(torch.bfloat16, 2048 if torch.cuda.is_available() else 512)
     print(
@@ -133,7 +129,7 @@ def main(
             settings.n_epochs = None
             settings.max_tokens = budget
             settings.checkpoint_every = 10**9
-            settings.eval_every = max(1, parse_count(eval_tokens) // per_step)
+            settings.eval_every = max(1, _parse_count(eval_tokens, "--eval-tokens") // per_step)
             run_dir = Path(tmp) / f"run{index}"
             result = pretrain(
                 run_dir, [lines], options, settings, vocab_path=vocab, heldout_path=held, device="cpu", show_progress=False

@@ -4,8 +4,8 @@ Training runs the cell step by step; through autograd that is some twenty small 
 each with its own temporaries, and the weight gradients as one small product per step. Here the
 forward pass runs the steps without autograd, keeping only the activated gates and cell states,
 and the backward pass runs the steps in reverse by hand, then computes each weight gradient as
-one large product over all steps. Same maths as `BiLstmStack._cell` (TensorFlow LSTMCell with
-projection and clipping); tests compare the two.
+one large product over all steps. Same maths as the inference cell (TensorFlow LSTMCell with
+projection and clipping); tests compare it with autograd through the step-by-step cell.
 
 Tensors are time-major, (2, T, B, ·), so that a step's rows are contiguous.
 """
@@ -43,13 +43,14 @@ class LstmLayerFunction(torch.autograd.Function):
         proj_clip: Optional[float],
         compute_dtype: torch.dtype,
     ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        with torch.autocast(projected.device.type, enabled=False):
+        ctx.device_type = projected.device.type
+        with torch.autocast(ctx.device_type, enabled=False):
             return _forward(ctx, projected, recurrent_weight, projection, c0, h0, active, cell_clip, proj_clip, compute_dtype)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad_seq, grad_c, grad_h):  # type: ignore[no-untyped-def]
-        with torch.autocast(grad_c.device.type if grad_c is not None else "cpu", enabled=False):
+        with torch.autocast(ctx.device_type, enabled=False):
             return _backward(ctx, grad_seq, grad_c, grad_h)
 
 
@@ -73,7 +74,7 @@ def _forward(ctx, projected, recurrent_weight, projection, c0, h0, active, cell_
         if n == 0:
             break
         z = gates[:, t, :n]
-        if compute_dtype == torch.float32:
+        if compute_dtype == dtype:
             torch.baddbmm(projected[:, t, :n], h[:, :n], recurrent, out=z)
         else:
             torch.add(projected[:, t, :n].to(dtype), torch.bmm(h[:, :n].to(compute_dtype), recurrent), out=z)
@@ -100,6 +101,7 @@ def _forward(ctx, projected, recurrent_weight, projection, c0, h0, active, cell_
     ctx.active = active
     ctx.compute_dtype = compute_dtype
     return h_seq, c, h
+
 
 def _backward(ctx, grad_seq, grad_c, grad_h):  # type: ignore[no-untyped-def]
     recurrent_weight, projection, c0, h0, gates, cells, h_seq, cell_kept, h_kept = ctx.saved_tensors

@@ -62,8 +62,7 @@ class BiLMObjective(nn.Module):
     def forward(self, batch: TensorBatch, state: Optional[LstmState]) -> Tuple[torch.Tensor, LstmState]:
         """Mean losses (2,) of the forward and backward LM over the batch, and the new LSTM state.
 
-        In training each direction draws its own negatives, as bilm-tf does (one draw shared by
-        both directions was measured to leave the backward LM's full-softmax perplexity behind).
+        In training each direction draws its own negatives, as bilm-tf does.
         """
         top, new_state = top_layer(self.bilm, batch, state, self.dropout)
         softmax = self.bilm.softmax
