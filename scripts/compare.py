@@ -1,5 +1,6 @@
 """Compare baseline and ELMo runs: a markdown table (mean ± standard deviation over seeds) of NER F1
 (micro and per label) and POS accuracy, the learned layer weights of each task, and a PNG chart.
+The low-resource NER runs (ner-baseline-low.json, ner-elmo-low.json) are added when present.
 
     python scripts/compare.py metrics results.md results.png
 """
@@ -12,6 +13,7 @@ from typing import Any, Dict, List, Sequence
 import typer
 
 RUNS = {"ner": ("ner-baseline", "ner-elmo"), "tagger": ("tagger-baseline", "tagger-elmo")}
+LOW_RESOURCE = ("ner-baseline-low", "ner-elmo-low")
 
 
 def mean_sd(values: Sequence[float]) -> str:
@@ -39,14 +41,23 @@ def mean_mix(runs: List[dict]) -> Dict[str, Any]:
     }
 
 
-def markdown(ner: Dict[str, List[List[float]]], pos: List[List[float]], mixes: Dict[str, dict], n_seeds: str) -> str:
-    lines = [f"NER F1 on the UNER English-EWT test set, mean ± sd over {n_seeds}:", ""]
-    lines += ["| entity | baseline | ELMo | gain |", "|---|---:|---:|---:|"]
+def ner_table(title: str, ner: Dict[str, List[List[float]]]) -> List[str]:
+    lines = [title, "", "| entity | baseline | ELMo | gain |", "|---|---:|---:|---:|"]
     for label, (base, elmo) in ner.items():
         gain = 100 * (statistics.mean(elmo) - statistics.mean(base))
         lines.append(f"| {label} | {mean_sd(base)} | {mean_sd(elmo)} | {gain:+.2f} |")
+    return lines
+
+
+def markdown(
+    ners: Dict[str, Dict[str, List[List[float]]]], pos: List[List[float]], mixes: Dict[str, dict], n_seeds: str
+) -> str:
+    lines: List[str] = []
+    for training, ner in ners.items():
+        lines += ner_table(f"NER F1 on the UNER English-EWT test set, trained on {training}, mean ± sd over {n_seeds}:", ner)
+        lines.append("")
     gain = 100 * (statistics.mean(pos[1]) - statistics.mean(pos[0]))
-    lines += ["", f"UPOS accuracy on the UD English-EWT test set, mean ± sd over {n_seeds}:", ""]
+    lines += [f"UPOS accuracy on the UD English-EWT test set, mean ± sd over {n_seeds}:", ""]
     lines += ["| | baseline | ELMo | gain |", "|---|---:|---:|---:|"]
     lines.append(f"| accuracy | {mean_sd(pos[0])} | {mean_sd(pos[1])} | {gain:+.2f} |")
     n_layers = len(next(iter(mixes.values()))["weights"])
@@ -58,25 +69,31 @@ def markdown(ner: Dict[str, List[List[float]]], pos: List[List[float]], mixes: D
     return "\n".join(lines) + "\n"
 
 
-def chart(ner: Dict[str, List[List[float]]], pos: List[List[float]], mixes: Dict[str, dict], path: Path) -> None:
+def chart(
+    ners: Dict[str, Dict[str, List[List[float]]]], pos: List[List[float]], mixes: Dict[str, dict], path: Path
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (ax_ner, ax_pos, ax_mix) = plt.subplots(1, 3, figsize=(13, 4), gridspec_kw={"width_ratios": [3, 1, 2]})
+    ratios = [3] * len(ners) + [1, 2]
+    fig, axes = plt.subplots(1, len(ratios), figsize=(4.3 * len(ratios), 4), gridspec_kw={"width_ratios": ratios})
+    ax_pos, ax_mix = axes[-2], axes[-1]
     width = 0.38
-    for offset, (index, name) in zip((-width / 2, width / 2), enumerate(("baseline", "ELMo"))):
+    for ax_ner, (training, ner) in zip(axes, ners.items()):
         labels = list(ner)
-        means = [100 * statistics.mean(ner[label][index]) for label in labels]
-        sds = [100 * statistics.stdev(ner[label][index]) if len(ner[label][index]) > 1 else 0 for label in labels]
-        ax_ner.bar([i + offset for i in range(len(labels))], means, width, yerr=sds, label=name, capsize=3)
+        for offset, (index, name) in zip((-width / 2, width / 2), enumerate(("baseline", "ELMo"))):
+            means = [100 * statistics.mean(ner[label][index]) for label in labels]
+            sds = [100 * statistics.stdev(ner[label][index]) if len(ner[label][index]) > 1 else 0 for label in labels]
+            ax_ner.bar([i + offset for i in range(len(labels))], means, width, yerr=sds, label=name, capsize=3)
         ax_ner.set_xticks(range(len(labels)), labels)
+        ax_ner.set_title(f"NER F1, UNER EWT test\n(trained on {training})")
+        ax_ner.legend()
+    for index in (0, 1):
         values = pos[index]
         ax_pos.bar([index], [100 * statistics.mean(values)], 0.6,
                    yerr=[100 * statistics.stdev(values) if len(values) > 1 else 0], capsize=3)
-    ax_ner.set_title("NER F1 (UNER EWT test)")
-    ax_ner.legend()
     ax_pos.set_xticks([0, 1], ["baseline", "ELMo"])
     ax_pos.set_title("UPOS accuracy")
     low = min(100 * min(v) for v in pos)
@@ -92,27 +109,35 @@ def chart(ner: Dict[str, List[List[float]]], pos: List[List[float]], mixes: Dict
     fig.savefig(path, dpi=110)
 
 
+def read_runs(path: Path) -> List[dict]:
+    if not path.is_file():
+        raise SystemExit(f"error: {path} is missing; run the evaluate command first")
+    return json.loads(path.read_text())["runs"]
+
+
 def main(
     metrics_dir: Path = typer.Argument(..., help="Folder with the JSON files of scripts/evaluate_runs.py"),
     output: Path = typer.Argument(..., help="Markdown file to write"),
     chart_path: Path = typer.Argument(..., help="PNG chart to write"),
 ) -> None:
     """Write the comparison table and chart."""
-    results = {}
-    for name in (n for pair in RUNS.values() for n in pair):
-        path = metrics_dir / f"{name}.json"
-        if not path.is_file():
-            raise SystemExit(f"error: {path} is missing; run the evaluate command first")
-        results[name] = json.loads(path.read_text())["runs"]
-    ner = ner_rows(results["ner-baseline"], results["ner-elmo"])
+    results = {name: read_runs(metrics_dir / f"{name}.json") for pair in RUNS.values() for name in pair}
+    ners = {"the full train set": ner_rows(results["ner-baseline"], results["ner-elmo"])}
+    mixes = {"NER": mean_mix(results["ner-elmo"])}
+    if all((metrics_dir / f"{name}.json").is_file() for name in LOW_RESOURCE):
+        low = [read_runs(metrics_dir / f"{name}.json") for name in LOW_RESOURCE]
+        results.update(zip(LOW_RESOURCE, low))
+        n_docs = json.loads((metrics_dir / f"{LOW_RESOURCE[0]}.json").read_text()).get("train_docs")
+        ners[f"the first {n_docs:,} train sentences" if n_docs else "the low-resource train set"] = ner_rows(*low)
+        mixes["NER (low-resource)"] = mean_mix(low[1])
     pos = [[r["scores"]["tag_acc"] for r in results[name]] for name in RUNS["tagger"]]
-    mixes = {"NER": mean_mix(results["ner-elmo"]), "POS": mean_mix(results["tagger-elmo"])}
+    mixes["POS"] = mean_mix(results["tagger-elmo"])
     seeds = sorted({r["seed"] for runs in results.values() for r in runs})
     n_seeds = f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''} ({', '.join(map(str, seeds))})"
-    text = markdown(ner, pos, mixes, n_seeds)
+    text = markdown(ners, pos, mixes, n_seeds)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text, encoding="utf8")
-    chart(ner, pos, mixes, chart_path)
+    chart(ners, pos, mixes, chart_path)
     print(text)
 
 

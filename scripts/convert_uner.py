@@ -1,15 +1,13 @@
 """Convert UNER English-EWT (IOB2 columns) to spaCy DocBin files, one sentence per Doc.
 
-UNER has no English-EWT train file here, so the dev file is split deterministically (a seeded
-shuffle of its sentences) into train and dev, 85/15; the test file stays the test set.
-Spaces between tokens come from the `# text` line where the tokens can be found in it.
+The official splits are kept: train, dev and test from en_ewt-ud-{train,dev,test}.iob2. With
+--low-resource N, `train-N.spacy` also holds the first N train sentences (file order), for the
+low-resource comparison. Spaces between tokens come from the `# text` line where the tokens
+can be found in it.
 
-    python scripts/convert_uner.py UNER_DIR corpus/ner [--dev-share 0.15] [--limit 300]
-
-UNER_DIR holds en_ewt-ud-dev.iob2 and en_ewt-ud-test.iob2.
+    python scripts/convert_uner.py UNER_DIR corpus/ner [--low-resource 1000] [--limit 300]
 """
 
-import random
 from pathlib import Path
 from typing import Iterator, List, Tuple
 
@@ -47,16 +45,6 @@ def read_iob2(path: Path) -> Iterator[Sentence]:
         yield words, tags, spaces_from_text(words, text)
 
 
-def split(sentences: List[Sentence], dev_share: float, seed: int) -> Tuple[List[Sentence], List[Sentence]]:
-    """Shuffle the sentences with `seed`; the first `dev_share` of them are dev, the rest train
-    (each in file order)."""
-    order = list(range(len(sentences)))
-    random.Random(seed).shuffle(order)
-    dev_ids = set(order[: round(dev_share * len(sentences))])
-    train = [s for i, s in enumerate(sentences) if i not in dev_ids]
-    return train, [s for i, s in enumerate(sentences) if i in dev_ids]
-
-
 def to_docbin(sentences: List[Sentence], path: Path) -> None:
     vocab = spacy.blank("en").vocab
     docs = DocBin()
@@ -73,19 +61,23 @@ def count_entities(sentences: List[Sentence]) -> int:
 
 
 def main(
-    uner_dir: Path = typer.Argument(..., help="Folder of UNER English-EWT's en_ewt-ud-dev.iob2 and -test.iob2"),
+    uner_dir: Path = typer.Argument(..., help="Folder of UNER English-EWT's en_ewt-ud-{train,dev,test}.iob2"),
     output_dir: Path = typer.Argument(..., help="Folder for train.spacy, dev.spacy, test.spacy"),
-    dev_share: float = typer.Option(0.15, help="Share of the sentences kept for dev"),
-    seed: int = typer.Option(0, help="Seed of the sentence shuffle"),
+    low_resource: int = typer.Option(0, help="Also write train-N.spacy: the first N train sentences (0: no)"),
     limit: int = typer.Option(0, help="Use only the first N sentences of each file (0: all)"),
 ) -> None:
     """Write train/dev/test DocBins of UNER English-EWT."""
-    labelled = list(read_iob2(uner_dir / "en_ewt-ud-dev.iob2"))
-    test = list(read_iob2(uner_dir / "en_ewt-ud-test.iob2"))
-    if limit:
-        labelled, test = labelled[:limit], test[:limit]
-    train, dev = split(labelled, dev_share, seed)
-    for name, part in (("train", train), ("dev", dev), ("test", test)):
+    parts = {}
+    for name in ("train", "dev", "test"):
+        path = uner_dir / f"en_ewt-ud-{name}.iob2"
+        if not path.exists():
+            raise SystemExit(f"{path} is missing: UNER_DIR must hold en_ewt-ud-train.iob2, -dev.iob2 and -test.iob2")
+        parts[name] = list(read_iob2(path))[: limit or None]
+    if low_resource:
+        if low_resource > len(parts["train"]):
+            raise SystemExit(f"--low-resource {low_resource}: train has only {len(parts['train']):,} sentences")
+        parts[f"train-{low_resource}"] = parts["train"][:low_resource]
+    for name, part in parts.items():
         to_docbin(part, output_dir / f"{name}.spacy")
         print(f"{name}: {len(part):,} sentences, {count_entities(part):,} entities -> {output_dir / name}.spacy")
 

@@ -1,5 +1,6 @@
 """Evaluate every seed of a training output on a test set, and read each model's learned ELMo
-layer weights. Writes one JSON file: {"runs": [{"seed", "scores", "layer_mix"}, ...]}.
+layer weights. Writes one JSON file: {"model", "test", "train", "train_docs",
+"runs": [{"seed", "scores", "layer_mix"}, ...]}, where train is the training set the runs name.
 
     python scripts/evaluate_runs.py training/ner-elmo corpus/ner/test.spacy metrics/ner-elmo.json
 """
@@ -11,6 +12,7 @@ from typing import Any, Dict, Optional
 import spacy
 import typer
 from spacy.cli.evaluate import evaluate
+from spacy.tokens import DocBin
 
 SCORES = ("ents_p", "ents_r", "ents_f", "ents_per_type", "tag_acc")
 
@@ -34,6 +36,13 @@ def layer_mix(model_path: Path) -> Optional[Dict[str, Any]]:
     return None
 
 
+def training_set(model_path: Path) -> Dict[str, Any]:
+    """The training set a run's config names, and its number of docs where the file is here."""
+    path = spacy.util.load_config(model_path / "config.cfg")["paths"]["train"]
+    n_docs = len(DocBin().from_disk(path)) if path and Path(path).is_file() else None
+    return {"train": path, "train_docs": n_docs}
+
+
 def main(
     training_dir: Path = typer.Argument(..., help="Folder of seedN/ outputs of scripts/train_seeds.py"),
     test_data: Path = typer.Argument(..., help="Test set (.spacy)"),
@@ -50,7 +59,8 @@ def main(
     if not runs:
         raise SystemExit(f"error: no seedN/ training outputs in {training_dir}")
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps({"model": str(training_dir), "test": str(test_data), "runs": runs}, indent=2))
+    record = {"model": str(training_dir), "test": str(test_data), **training_set(model), "runs": runs}
+    output.write_text(json.dumps(record, indent=2))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ REPO = Path(__file__).resolve().parents[1]
 DATA_DIRS = {"corpus_dir": "corpus", "uner_dir": "uner-ewt", "ud_dir": "ud-ewt"}
 DATA_FILES = [
     "corpus/train.txt.gz",
+    "uner-ewt/en_ewt-ud-train.iob2",
     "uner-ewt/en_ewt-ud-dev.iob2",
     "uner-ewt/en_ewt-ud-test.iob2",
     "ud-ewt/en_ewt-ud-train.conllu.gz",
