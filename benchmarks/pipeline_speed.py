@@ -1,13 +1,15 @@
 """Words/second of `nlp.pipe` with the `elmo` component, and its overhead over calling the biLM directly.
 
-Random weights of a published architecture are written in the original hdf5 layout (as
-`bilm_speed.py` does); the same held-out lines are embedded three ways, each pass cold (the
-biLM's token cache cleared), alternating, best of `--repeats`:
+The biLM is a bundled or saved model (`--model`), or random weights of a published
+architecture written in the original hdf5 layout (`--size`, as `bilm_speed.py` does); the same
+held-out lines are embedded three ways, each pass cold (the biLM's token cache cleared),
+alternating, best of `--repeats`:
 
 - direct: `bilm.embed_sentences` on the token lists (the biLM alone);
 - component: `nlp.pipe` on pre-tokenized Docs (the biLM plus the component's glue);
 - pipeline: `nlp.pipe` on the raw texts (adds spaCy's tokenizer).
 
+    python benchmarks/pipeline_speed.py --model en_base --threads 2
     python benchmarks/pipeline_speed.py --size small
     python benchmarks/pipeline_speed.py --size original --sentences 128
 """
@@ -38,6 +40,7 @@ def timed(run: Callable[[], object], before: Callable[[], None]) -> float:
 
 @app.command()
 def main(
+    model: str = typer.Option("", help="a bundled model's name or a model folder (instead of --size)"),
     size: str = typer.Option("small", help="small, medium or original (random weights)"),
     sentences: int = typer.Option(256, help="how many held-out lines to embed"),
     batch_size: int = typer.Option(64, help="sequences per biLM forward pass"),
@@ -58,13 +61,15 @@ def main(
     if size not in SIZES:
         raise typer.BadParameter(f"size must be one of {sorted(SIZES)}")
     texts = read_lines(corpus, sentences)
+    nlp = spacy.blank("en")
+    block = {"batch_size": batch_size, "max_tokens": max_tokens, "dtype": dtype, "device": device}
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        write_random_weights(size, folder)
-        nlp = spacy.blank("en")
-        config = {"model": str(folder / "weights.hdf5"), "options": str(folder / "options.json"),
-                  "batch_size": batch_size, "max_tokens": max_tokens, "dtype": dtype, "device": device}  # fmt: skip
-        elmo = nlp.add_pipe("elmo", config=config)
+        if model:
+            block["bilm"] = model
+        else:
+            write_random_weights(size, Path(tmp))
+            block.update(bilm=str(Path(tmp) / "weights.hdf5"), options=str(Path(tmp) / "options.json"))
+        elmo = nlp.add_pipe("elmo", config={"model": block})
         nlp.initialize()
     words = [[t.text for t in doc if not t.is_space] for doc in nlp.tokenizer.pipe(texts)]
     docs = [Doc(nlp.vocab, words=w) for w in words]
@@ -84,7 +89,7 @@ def main(
     for _ in range(repeats):
         for name, run in ways.items():
             seconds[name] = min(seconds[name], timed(run, cold))
-    print(f"size={size} dtype={dtype} device={device} lines={len(texts)} words={n_words} batch_size={batch_size} pipe_batch_size={pipe_batch_size} "
+    print(f"{'model=' + model if model else 'size=' + size} dtype={dtype} device={device} lines={len(texts)} words={n_words} batch_size={batch_size} pipe_batch_size={pipe_batch_size} "
           f"threads={torch.get_num_threads()} best of {repeats}")
     for name, s in seconds.items():
         print(f"{name:>10}: {n_words / s:9.1f} words/s ({s:.3f} s)")

@@ -127,7 +127,7 @@ def main(
             settings = TrainingSettings(max_vocab_size=max_vocab_size, **fields)
             per_step = settings.batch_size * settings.unroll_steps
             settings.n_epochs = None
-            settings.max_tokens = budget
+            settings.token_budget = budget
             settings.checkpoint_every = 10**9
             settings.eval_every = max(1, _parse_count(eval_tokens, "--eval-tokens") // per_step)
             run_dir = Path(tmp) / f"run{index}"

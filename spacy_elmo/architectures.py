@@ -1,4 +1,5 @@
-"""Registered architectures that feed ELMo features to any component taking a `tok2vec`."""
+"""Registered architectures: the ELMo model, and the tok2vec layers that feed its features to
+any component taking a `tok2vec` (through a listener, or with a biLM of their own)."""
 from typing import List, Optional
 
 from spacy.tokens import Doc
@@ -6,8 +7,43 @@ from spacy.util import registry
 from thinc.api import Dropout, Linear, Model, chain, concatenate, with_array
 from thinc.types import Floats2d, Floats3d
 
+from .layers.elmo_model import ElmoModelSettings, build_elmo_model, frozen
 from .layers.listener import ElmoListener
 from .layers.scalar_mix import ScalarMix
+
+# The name of the node that supplies the biLM layers inside a tok2vec built here.
+FEATURES_REF = "elmo_features"
+
+
+@registry.architectures("spacy-elmo.ElmoModel.v1")
+def build_elmo_model_v1(
+    bilm: Optional[str] = None,
+    options: Optional[str] = None,
+    context: str = "auto",
+    window: int = 128,
+    stride: int = 96,
+    batch_size: int = 64,
+    max_tokens: int = 4096,
+    device: str = "auto",
+    dtype: str = "float32",
+) -> Model[List[Doc], List[Floats3d]]:
+    """Docs in, every biLM layer per doc out: float32 (n_layers, len(doc), width).
+
+    bilm (Optional[str]): None for the bundled default, a bundled short name, a native model
+        folder, or an original weights .hdf5 (with `options`). Read at initialize (or first
+        use); a saved pipeline carries the weights.
+    options (Optional[str]): the options.json of an original weights .hdf5.
+    context (str): "auto" (sentences where boundaries are set, else the whole doc),
+        "sentences", or "doc".
+    window (int): most tokens per biLM input; longer sequences are cut into windows.
+    stride (int): step between overlapping windows (<= window).
+    batch_size (int): most sequences per biLM forward pass.
+    max_tokens (int): most padded token slots per forward pass, bounding memory.
+    device (str): "auto" (follow spaCy's GPU setting), "cpu", "cuda", "cuda:N" or "mps".
+    dtype (str): "float32" or "bfloat16" for the biLM's weights; outputs are float32.
+    """
+    settings = ElmoModelSettings(bilm, options, context, window, stride, batch_size, max_tokens, device, dtype)
+    return build_elmo_model(settings)
 
 
 @registry.architectures("spacy-elmo.ElmoListener.v1")
@@ -30,8 +66,43 @@ def build_elmo_listener_v1(
     dropout (float): dropout on the projected vectors.
     RETURNS (Model[List[Doc], List[Floats2d]]): a tok2vec layer.
     """
-    listener = ElmoListener(upstream)
-    features: Model = chain(listener, ScalarMix())
+    return _tok2vec(ElmoListener(upstream), width, static_embed, dropout)
+
+
+@registry.architectures("spacy-elmo.ElmoEmbed.v1")
+def build_elmo_embed_v1(
+    elmo: Model[List[Doc], List[Floats3d]],
+    width: int,
+    static_embed: Optional[Model[List[Doc], List[Floats2d]]] = None,
+    dropout: float = 0.0,
+    frozen_elmo: bool = True,
+) -> Model[List[Doc], List[Floats2d]]:
+    """`spacy-elmo.ElmoListener.v1` with a biLM of its own instead of a listener: what
+    `nlp.replace_listeners("elmo", ...)` writes, and a way to give one component ELMo alone.
+
+    elmo (Model[List[Doc], List[Floats3d]]): e.g. `spacy-elmo.ElmoModel.v1`.
+    width (int): output width.
+    static_embed (Optional[Model[List[Doc], List[Floats2d]]]): concatenated with the mix.
+    dropout (float): dropout on the projected vectors.
+    frozen_elmo (bool): keep the biLM's weights fixed (feature-based, as in the paper).
+    """
+    return _tok2vec(frozen(elmo) if frozen_elmo else elmo, width, static_embed, dropout)
+
+
+@registry.architectures("spacy-elmo.ScalarMix.v1")
+def build_scalar_mix_v1() -> Model[List[Floats3d], List[Floats2d]]:
+    """A learned scalar mix of biLM layers, per doc (n_layers, n_tokens, width) → (n_tokens, width)."""
+    return ScalarMix()
+
+
+def _tok2vec(
+    source: Model[List[Doc], List[Floats3d]],
+    width: int,
+    static_embed: Optional[Model[List[Doc], List[Floats2d]]],
+    dropout: float,
+) -> Model[List[Doc], List[Floats2d]]:
+    """mix(source) [⊕ static_embed] → linear projection to `width` [→ dropout]."""
+    features: Model = chain(source, ScalarMix())
     if static_embed is not None:
         features = concatenate(features, static_embed)
     projection: Model = Linear(nO=width)
@@ -39,11 +110,5 @@ def build_elmo_listener_v1(
         projection = chain(projection, Dropout(dropout))
     model: Model[List[Doc], List[Floats2d]] = chain(features, with_array(projection))
     model.set_dim("nO", width)
-    model.set_ref("listener", listener)
+    model.set_ref(FEATURES_REF, source)
     return model
-
-
-@registry.architectures("spacy-elmo.ScalarMix.v1")
-def build_scalar_mix_v1() -> Model[List[Floats3d], List[Floats2d]]:
-    """A learned scalar mix of biLM layers, per doc (n_layers, n_tokens, width) → (n_tokens, width)."""
-    return ScalarMix()

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import spacy
 
-from spacy_elmo.pipeline.segments import split_windows
+from spacy_elmo.layers.segments import split_windows
 
-from .elmo_pipeline_helpers import elmo_nlp, model_config
+from .elmo_pipeline_helpers import elmo_config, elmo_nlp, model_config
 
 TEXT = "The cat sat on the mat. It was happy there!"
 
@@ -26,7 +26,7 @@ def direct(nlp, sentences):
 def test_factory_needs_no_config():
     nlp = spacy.blank("en")
     elmo = nlp.add_pipe("elmo")
-    assert elmo.cfg["source"] is None and elmo.cfg["layer"] == "average"
+    assert elmo.model.attrs["settings"].bilm is None and elmo.settings.layer == "average"
     doc = nlp("The bundled model loads when first needed.")
     assert doc._.elmo.shape == (3, len(doc), 256)
 
@@ -98,8 +98,8 @@ def test_long_doc_runs_in_bounded_windows(allennlp_model_files, monkeypatch):
     nlp = elmo_nlp(allennlp_model_files, sentencizer=False, config={"window": 64, "stride": 48, "max_tokens": 1024})
     elmo = nlp.get_pipe("elmo")
     longest = []
-    embed = elmo.bilm.embed_sentences
-    monkeypatch.setattr(elmo.bilm, "embed_sentences", lambda s, **kw: longest.append(max(map(len, s))) or embed(s, **kw))
+    run = elmo.bilm.layer_tensors
+    monkeypatch.setattr(elmo.bilm, "layer_tensors", lambda s, **kw: longest.append(max(map(len, s))) or run(s, **kw))
     words = [f"w{i % 97}" for i in range(20_000)]
     doc = nlp(spacy.tokens.Doc(nlp.vocab, words=words))
     assert doc._.elmo.shape == (3, 20_000, 32) and np.isfinite(doc._.elmo).all()
@@ -175,7 +175,7 @@ def test_vector_hooks_opt_in(allennlp_model_files):
 )
 def test_invalid_config_fails_at_construction(config, message):
     with pytest.raises(ValueError, match=message):
-        spacy.blank("en").add_pipe("elmo", config=config)
+        spacy.blank("en").add_pipe("elmo", config=elmo_config(config=config))
 
 
 @pytest.mark.parametrize(
@@ -187,7 +187,7 @@ def test_invalid_config_fails_at_construction(config, message):
 )
 def test_config_not_matching_the_weights_fails_at_load(allennlp_model_files, config, message):
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={**model_config(allennlp_model_files), **config})
+    nlp.add_pipe("elmo", config=elmo_config(allennlp_model_files, config))
     with pytest.raises(ValueError, match=message):
         nlp.initialize()
 
@@ -224,3 +224,23 @@ def test_spacy_blank_does_not_import_the_biLM():
     code = "import sys, spacy; spacy.blank('en'); print('spacy_elmo.bilm' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_readme_settings_tables_give_the_defaults_of_the_settings_classes():
+    import dataclasses
+    import json
+    import re
+    from pathlib import Path
+
+    from spacy_elmo.layers.elmo_model import ElmoModelSettings
+    from spacy_elmo.pipeline.settings import ElmoSettings
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf8")
+    documented = {}
+    for keys, defaults in re.findall(r"^\| (`[a-z_]+`(?:, `[a-z_]+`)*) \| (`[^|]+`) \|", readme, re.M):
+        names = re.findall(r"`([a-z_]+)`", keys)
+        values = [json.loads(v) for v in re.findall(r"`([^`]+)`", defaults)]
+        documented.update(zip(names, values))
+    for cls in (ElmoSettings, ElmoModelSettings):
+        for field in dataclasses.fields(cls):
+            assert documented.get(field.name, "missing") == field.default, field.name

@@ -72,5 +72,27 @@ def test_listener_reads_docs_or_gives_zeros_and_fails_clearly():
 def test_listener_architecture_reports_its_width():
     model = build_elmo_listener_v1(width=24)
     assert model.get_dim("nO") == 24
-    assert isinstance(model.get_ref("listener"), ElmoListener)
+    assert isinstance(model.get_ref("elmo_features"), ElmoListener)
     assert isinstance(model.ops, NumpyOps)
+
+
+def test_replace_listeners_config_swaps_every_listener_block_for_an_embed_block():
+    from spacy_elmo.pipeline.component import _replace_listener_cfg
+
+    model_block = {"@architectures": "spacy-elmo.ElmoModel.v1", "bilm": "en_small", "context": "auto"}
+    static = {"@architectures": "spacy.MultiHashEmbed.v2", "width": 8}
+    tok2vec = {
+        "@architectures": "spacy.Tok2Vec.v2",
+        "embed": {"@architectures": "spacy-elmo.ElmoListener.v1", "width": 8, "upstream": "elmo", "static_embed": static},
+        "encode": {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": 8},
+    }
+    rewritten = _replace_listener_cfg(model_block, tok2vec, frozen=False)
+    assert rewritten["encode"] == tok2vec["encode"] and rewritten["@architectures"] == "spacy.Tok2Vec.v2"
+    assert rewritten["embed"] == {
+        "@architectures": "spacy-elmo.ElmoEmbed.v1",
+        "width": 8,
+        "static_embed": static,
+        "frozen_elmo": False,
+        "elmo": model_block,
+    }
+    assert tok2vec["embed"]["@architectures"] == "spacy-elmo.ElmoListener.v1"  # the input is left alone

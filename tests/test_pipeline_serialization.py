@@ -45,15 +45,16 @@ def test_to_disk_and_load_without_the_weight_files(movable_nlp, tmp_path):
     assert_same(layers(before), layers(after))
     assert after[0][1]._.elmo.shape == (32,)
     np.testing.assert_allclose(after[0][1].vector, before[0][1].vector, rtol=1e-6, atol=1e-6)
-    assert loaded.get_pipe("elmo").cfg["layer"] == "mix"
+    assert loaded.get_pipe("elmo").settings.layer == "mix"
 
 
 def test_settings_come_from_the_config_at_load(movable_nlp, tmp_path):
     movable_nlp.to_disk(tmp_path / "pipeline")
-    overrides = {"layer": "top", "mix_weights": None, "batch_size": 3}
+    overrides = {"layer": "top", "mix_weights": None, "model": {"batch_size": 3}}
     loaded = spacy.load(tmp_path / "pipeline", config={"components": {"elmo": overrides}})
     doc = loaded("A cat sat.")
-    assert loaded.get_pipe("elmo").cfg["layer"] == "top" and loaded.get_pipe("elmo").model.attrs["batch_size"] == 3
+    elmo = loaded.get_pipe("elmo")
+    assert elmo.settings.layer == "top" and elmo.model.attrs["settings"].batch_size == 3
     np.testing.assert_array_equal(doc[1]._.elmo, doc._.elmo[2, 1])
 
 

@@ -5,6 +5,7 @@ import spacy
 from spacy.training import Example
 from spacy.util import fix_random_seed, registry
 
+from .elmo_pipeline_helpers import elmo_config as component_config
 from .elmo_pipeline_helpers import model_config
 
 TRAIN_DATA = [
@@ -36,7 +37,7 @@ def ner_nlp(files, elmo_config=None, static_embed=False):
         "tok2vec": tok2vec,
     }
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={**model_config(files), **(elmo_config or {})})
+    nlp.add_pipe("elmo", config=component_config(files, elmo_config))
     nlp.add_pipe("ner", config={"model": ner_model})
     return nlp
 
@@ -58,7 +59,7 @@ def train(nlp, n_steps):
 
 
 def test_architectures_are_registered_through_entry_points():
-    for name in ("spacy-elmo.ElmoListener.v1", "spacy-elmo.ScalarMix.v1"):
+    for name in ("spacy-elmo.ElmoModel.v1", "spacy-elmo.ElmoListener.v1", "spacy-elmo.ElmoEmbed.v1", "spacy-elmo.ScalarMix.v1"):
         assert callable(registry.architectures.get(name))
 
 
@@ -136,11 +137,43 @@ def test_fine_tuning_updates_the_biLM(allennlp_model_files):
     assert all(np.array_equal(a, p.detach()) for a, p in zip(frozen_before, frozen.get_pipe("elmo").bilm.parameters()))
 
 
-def test_replace_listeners_fails_clearly(allennlp_model_files):
-    nlp = ner_nlp(allennlp_model_files)
-    with pytest.raises(ValueError, match="replace_listeners is not supported"):
-        nlp.replace_listeners("elmo", "ner", ["model.tok2vec"])
-    assert nlp.get_pipe("elmo").listening_components == ["ner"]
+@pytest.mark.parametrize("frozen", [True, False])
+def test_replace_listeners_gives_the_component_its_own_biLM(allennlp_model_files, tmp_path, frozen):
+    from spacy_elmo.layers.elmo_model import get_bilm
+
+    nlp = ner_nlp(allennlp_model_files, static_embed=True, elmo_config={"frozen": frozen})
+    train(nlp, 20)
+    texts = [text for text, _ in TRAIN_DATA]
+
+    def outputs(pipeline):
+        docs = list(pipeline.pipe(texts))
+        vectors = pipeline.get_pipe("ner").model.get_ref("tok2vec").predict(docs)
+        return [[(e.text, e.label_) for e in doc.ents] for doc in docs], vectors
+
+    ents, vectors = outputs(nlp)
+    nlp.replace_listeners("elmo", "ner", ["model.tok2vec"])
+    assert nlp.get_pipe("elmo").listening_components == []
+    embed = nlp.config["components"]["ner"]["model"]["tok2vec"]
+    assert embed["@architectures"] == "spacy-elmo.ElmoEmbed.v1" and embed["frozen_elmo"] is frozen
+    assert embed["elmo"]["@architectures"] == "spacy-elmo.ElmoModel.v1" and "upstream" not in embed
+    nlp.remove_pipe("elmo")
+    replaced_ents, replaced_vectors = outputs(nlp)
+    assert replaced_ents == ents
+    for a, b in zip(vectors, replaced_vectors):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    nlp.to_disk(tmp_path / "pipeline")
+    loaded = spacy.load(tmp_path / "pipeline")
+    loaded_ents, loaded_vectors = outputs(loaded)
+    assert loaded_ents == ents
+    for a, b in zip(vectors, loaded_vectors):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    (model,) = [node for node in loaded.get_pipe("ner").model.walk() if node.name == "elmo_model"]
+    before = [p.detach().clone() for p in get_bilm(model).parameters()]
+    optimizer = loaded.resume_training()
+    for _ in range(2):
+        loaded.update(examples(loaded), sgd=optimizer)
+    unchanged = all(np.array_equal(a, p.detach()) for a, p in zip(before, get_bilm(model).parameters()))
+    assert unchanged is frozen
 
 
 def test_selected_only_storage_cannot_feed_a_listener(allennlp_model_files):
@@ -213,3 +246,30 @@ def test_fine_tuning_sums_the_gradients_of_all_listeners(allennlp_model_files):
     both = bilm_grads(d_first, d_second)
     np.testing.assert_allclose(both, bilm_grads(np.zeros_like(d_first), d_first + d_second), rtol=1e-4, atol=1e-6)
     assert not np.allclose(both, bilm_grads(np.zeros_like(d_first), d_second), rtol=1e-3, atol=1e-5)
+
+
+def test_update_drops_out_the_layers_it_hands_over_and_validates_examples(allennlp_model_files):
+    from spacy_elmo.layers.listener import ElmoListener
+
+    nlp = spacy.blank("en")
+    elmo = nlp.add_pipe("elmo", config=model_config(allennlp_model_files))
+    nlp.initialize()
+    listener = ElmoListener("elmo")
+    elmo.add_listener(listener, "a")
+    doc = nlp.make_doc("Alice met Bob in Paris .")
+    elmo.update([Example(doc, doc)], drop=0.0)
+    (plain,) = listener._outputs
+    elmo.update([Example(doc, doc)], drop=0.5)
+    (dropped,) = listener._outputs
+    kept = dropped != 0
+    assert 0.3 < kept.mean() < 0.7
+    np.testing.assert_allclose(dropped[kept], 2.0 * plain[kept], rtol=1e-6)
+    with pytest.raises(TypeError, match="Elmo.update"):
+        elmo.update([doc])
+
+
+def test_listener_lets_go_of_the_batch_once_used(allennlp_model_files):
+    nlp = ner_nlp(allennlp_model_files)
+    train(nlp, 1)
+    (listener,) = nlp.get_pipe("elmo").listeners
+    assert listener._outputs is None and listener._backprop is None and listener._batch_id is None

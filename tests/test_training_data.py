@@ -11,7 +11,7 @@ import pytest
 from spacy_elmo.training.batcher import RowBatcher, to_tensors
 from spacy_elmo.training.corpus import Cursor, TextCorpus, make_tokenizer
 from spacy_elmo.training.errors import CorpusError
-from spacy_elmo.training.vocab import Vocab
+from spacy_elmo.training.vocab import SoftmaxVocab
 
 
 def split(text):
@@ -25,16 +25,16 @@ def write(path: Path, text: str) -> Path:
 
 def test_vocab_from_counts_is_frequency_sorted_with_specials_first():
     counts = Counter({"b": 5, "a": 9, "c": 1, "d": 5, "<S>": 100})
-    vocab = Vocab.from_counts(counts)
+    vocab = SoftmaxVocab.from_counts(counts)
     assert vocab.tokens == ["<S>", "</S>", "<UNK>", "a", "b", "d", "c"]
-    assert Vocab.from_counts(counts, max_size=5).tokens == ["<S>", "</S>", "<UNK>", "a", "b"]
-    assert Vocab.from_counts(counts, min_count=5).tokens[3:] == ["a", "b", "d"]
+    assert SoftmaxVocab.from_counts(counts, max_size=5).tokens == ["<S>", "</S>", "<UNK>", "a", "b"]
+    assert SoftmaxVocab.from_counts(counts, min_count=5).tokens[3:] == ["a", "b", "d"]
     assert vocab.ids(["a", "zzz", "c"]) == [3, 2, 6]
 
 
 def test_log_frequencies_are_the_unigram_distribution_of_the_targets():
     counts = Counter({"a": 60, "b": 30, "c": 10, "rare": 0, "out": 20})
-    vocab = Vocab(["<S>", "</S>", "<UNK>", "a", "b", "c", "rare"])
+    vocab = SoftmaxVocab(["<S>", "</S>", "<UNK>", "a", "b", "c", "rare"])
     # 120 tokens and 10 sentences: 2 × 130 targets over both LMs, 20 of them <UNK> ("out") × 2
     logs = dict(zip(vocab.tokens, vocab.log_frequencies(counts, n_sentences=10)))
     total = 2 * 130 + len(vocab)
@@ -46,17 +46,17 @@ def test_log_frequencies_are_the_unigram_distribution_of_the_targets():
 
 
 def test_vocab_file_round_trip_and_errors(tmp_path):
-    vocab = Vocab.from_counts(Counter("x y y z z z".split()))
+    vocab = SoftmaxVocab.from_counts(Counter("x y y z z z".split()))
     vocab.to_file(tmp_path / "v.txt")
-    assert Vocab.from_file(tmp_path / "v.txt").tokens == vocab.tokens
+    assert SoftmaxVocab.from_file(tmp_path / "v.txt").tokens == vocab.tokens
     with pytest.raises(CorpusError, match="must start with"):
-        Vocab.from_file(write(tmp_path / "bad.txt", "a\nb\nc\n"))
+        SoftmaxVocab.from_file(write(tmp_path / "bad.txt", "a\nb\nc\n"))
     with pytest.raises(CorpusError, match="not found"):
-        Vocab.from_file(tmp_path / "missing.txt")
+        SoftmaxVocab.from_file(tmp_path / "missing.txt")
 
 
 def test_bilm_tf_fixture_vocab_loads(fixtures_dir):
-    vocab = Vocab.from_file(fixtures_dir / "bilm-tf" / "train" / "vocab.txt")
+    vocab = SoftmaxVocab.from_file(fixtures_dir / "bilm-tf" / "train" / "vocab.txt")
     assert len(vocab) == 32 and vocab.tokens[:3] == ["<S>", "</S>", "<UNK>"]
 
 
@@ -157,7 +157,7 @@ def test_every_token_is_an_input_once_and_rows_resume_from_state():
 
 def test_to_tensors_encodes_each_distinct_token_once():
     window = RowBatcher(iter([(Cursor(), ["a", "a", "b"])]), 1, 3).next_window()
-    vocab = Vocab(["<S>", "</S>", "<UNK>", "a"])
+    vocab = SoftmaxVocab(["<S>", "</S>", "<UNK>", "a"])
     seen = []
 
     def encode(tokens):

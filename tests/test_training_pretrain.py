@@ -158,7 +158,7 @@ def test_finetune_original_weights_gets_a_new_softmax_and_exports(fixtures_dir, 
 def test_a_new_softmax_starts_from_the_log_unigram_distribution(tmp_path):
     from collections import Counter
 
-    from spacy_elmo.training.vocab import Vocab
+    from spacy_elmo.training.vocab import SoftmaxVocab
 
     text = write_corpus(tmp_path / "text.txt")
     settings = quick_settings(max_steps=1, optimizer="sgd", learning_rate=1e-12)
@@ -166,7 +166,7 @@ def test_a_new_softmax_starts_from_the_log_unigram_distribution(tmp_path):
     bilm = load_bilm(tmp_path / "run" / "model")
     counts = Counter()
     stats = TextCorpus([text], make_tokenizer("en")).scan(counts)
-    expected = torch.tensor(Vocab(bilm.vocab).log_frequencies(counts, stats.sentences))
+    expected = torch.tensor(SoftmaxVocab(bilm.vocab).log_frequencies(counts, stats.sentences))
     torch.testing.assert_close(bilm.softmax.bias.detach(), expected)
     assert bilm.softmax.bias[bilm.vocab.index("the")] > bilm.softmax.bias[bilm.vocab.index("quickly")]
 
@@ -218,7 +218,7 @@ def test_pretrain_and_evaluate_commands(tmp_path):
     bilm = load_bilm(out / "model")
     assert bilm.config.lstm_dim == 12 and len(bilm.vocab) == 8
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={"model": str(out / "model")})
+    nlp.add_pipe("elmo", config={"model": {"bilm": str(out / "model")}})
     assert nlp("the cat sees a dog")._.elmo.shape == (3, 5, 16)
     result = run_cli("evaluate", out / "model", text, "--json")
     assert result.exit_code == 0, result.output

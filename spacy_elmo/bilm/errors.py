@@ -1,7 +1,8 @@
 """Errors raised when a biLM cannot be loaded or used."""
+from ..errors import SpacyElmoError
 
 
-class ModelFormatError(ValueError):
+class ModelFormatError(SpacyElmoError):
     """A model file or folder is missing, unreadable, or does not match its options."""
 
 

@@ -4,13 +4,13 @@ from typing import List, Optional, Union
 
 import torch
 
+from ..options import torch_device, torch_dtype
 from .errors import BundledModelNotFound, ModelFormatError
 from .model import BiLM
 
 PathLike = Union[str, Path]
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "models"
 DEFAULT_MODEL = "en_small"
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
 
 def bundled_models() -> List[str]:
@@ -59,9 +59,7 @@ def load_bilm(
     from .native_format import CONFIG_FILE, load_native
     from .original_format import load_original
 
-    if dtype not in DTYPES:
-        raise ValueError(f"unknown dtype {dtype!r}; expected one of {sorted(DTYPES)}")
-    target = _device(device)
+    target, number_type = torch_device(device), torch_dtype(dtype)
     path = resolve_model_path(source)
     if path.is_dir():
         if (path / CONFIG_FILE).is_file():
@@ -85,14 +83,4 @@ def load_bilm(
                 )
             options = sibling
         bilm = load_original(path, options)
-    return bilm.to(device=target, dtype=DTYPES[dtype]).eval()
-
-
-def _device(device: Union[str, torch.device]) -> torch.device:
-    try:
-        target = torch.device(device)
-    except (RuntimeError, TypeError) as err:
-        raise ValueError(f"invalid device {device!r} ({err})") from None
-    if target.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device {device!r} asked for, but CUDA is not available here")
-    return target
+    return bilm.to(device=target, dtype=number_type).eval()

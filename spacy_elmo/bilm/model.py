@@ -6,6 +6,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from .batching import length_batches
 from .characters import BOS_TOKEN, EOS_TOKEN, CharacterMapper
 from .config import BiLMConfig
 from .lstm import BiLstmStack, LayerState
@@ -102,18 +103,10 @@ class BiLM(nn.Module):
         RETURNS (List[np.ndarray]): per sentence a float32 array (n_layers, n_tokens, output_dim).
         """
         _check_sentences(sentences)
-        if batch_size < 1 or max_tokens < 1:
-            raise ValueError(f"batch_size and max_tokens must be positive, got {batch_size}, {max_tokens}")
-        order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]), reverse=True)
         results: List[Optional[np.ndarray]] = [None] * len(sentences)
-        start = 0
-        while start < len(order):
-            longest = len(sentences[order[start]]) + 2
-            rows = max(1, min(batch_size, max_tokens // longest))
-            batch = order[start : start + rows]
+        for batch in length_batches([len(s) for s in sentences], batch_size, max_tokens):
             for index, array in zip(batch, self.embed_batch([sentences[i] for i in batch])):
                 results[index] = array
-            start += rows
         return results  # type: ignore[return-value]
 
     def embed_batch(self, sentences: Sentences, stateful: bool = False) -> List[np.ndarray]:
@@ -134,6 +127,28 @@ class BiLM(nn.Module):
         _check_sentences(sentences)
         layers, lengths = self._forward_batch(sentences, stateful)
         return [layers[i, :, 1 : n + 1] for i, n in enumerate(lengths)]
+
+    def lm_layers(
+        self,
+        char_ids: torch.Tensor,
+        token_index: torch.Tensor,
+        lengths: torch.Tensor,
+        state: Optional[List[LayerState]] = None,
+        dropout: float = 0.0,
+    ) -> Tuple[List[torch.Tensor], List[LayerState]]:
+        """The language-model (training) pass: LSTM outputs of both directions for streams of
+        tokens, carrying `state` across truncated-backpropagation windows.
+
+        char_ids (torch.Tensor): (n_distinct, M) characters of each distinct token, encoded once.
+        token_index (torch.Tensor): (2, B, T) rows of `char_ids` read by each direction.
+        lengths (torch.Tensor): (B,) steps per row.
+        state (Optional[List[LayerState]]): each layer's (c, h) from the previous window.
+        dropout (float): on each LSTM layer's input, in training mode.
+        RETURNS (Tuple[List[torch.Tensor], List[LayerState]]): per layer (2, B, T, P) outputs, and
+            the final state.
+        """
+        embedded = self.token_encoder(char_ids)[token_index]
+        return self.lstm(embedded, lengths, state, dropout=dropout)
 
     def forward(self, sentences: Sentences) -> List[torch.Tensor]:
         """The layers of each sentence, (n_layers, n_tokens, output_dim) tensors."""

@@ -9,21 +9,20 @@ from safetensors import SafetensorError
 from safetensors.torch import load as load_safetensors_bytes
 from safetensors.torch import load_file, save, save_file
 
+from ..options import STORAGE_DTYPES
 from .config import BiLMConfig
 from .errors import ModelFormatError
 from .model import BiLM
+from .vocab_file import VOCAB_FILE, read_vocab, write_vocab
 
 PathLike = Union[str, Path]
 FORMAT_NAME = "spacy-elmo"
 FORMAT_VERSION = 1
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
-VOCAB_FILE = "vocab.txt"
-STORAGE_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-# float32 for everything that computes the embeddings, float16 for the softmax alone (it only
-# scores language-model predictions): embeddings stay exact at about 3/4 of the float32 size.
+# "float16-softmax": float32 for everything that computes the embeddings, float16 for the
+# softmax alone (it only scores language-model predictions), so embeddings stay exact.
 FLOAT16_SOFTMAX = "float16-softmax"
-STORAGE_CHOICES = (*STORAGE_DTYPES, FLOAT16_SOFTMAX)
 
 
 def save_bilm(bilm: BiLM, folder: PathLike, dtype: Optional[str] = None) -> Path:
@@ -38,7 +37,7 @@ def save_bilm(bilm: BiLM, folder: PathLike, dtype: Optional[str] = None) -> Path
     save_file(_tensors(bilm, dtype), str(folder / WEIGHTS_FILE))
     (folder / CONFIG_FILE).write_text(json.dumps(header, indent=2), encoding="utf-8")
     if bilm.vocab is not None:
-        (folder / VOCAB_FILE).write_text("\n".join(bilm.vocab) + "\n", encoding="utf-8")
+        write_vocab(folder / VOCAB_FILE, bilm.vocab)
     return folder
 
 
@@ -61,7 +60,7 @@ def load_native(folder: PathLike) -> BiLM:
         raise ModelFormatError(f"{weights_path}: not a readable safetensors file ({err})") from None
     vocab = None
     if (folder / VOCAB_FILE).is_file():
-        vocab = (folder / VOCAB_FILE).read_text(encoding="utf-8").rstrip("\n").split("\n")
+        vocab = read_vocab(folder / VOCAB_FILE, ModelFormatError)
     return _build(header, tensors, vocab, str(config_path))
 
 
@@ -88,8 +87,8 @@ def bilm_from_bytes(data: bytes) -> BiLM:
 
 
 def _header(bilm: BiLM, dtype: Optional[str]) -> Dict[str, Any]:
-    if dtype is not None and dtype not in STORAGE_CHOICES:
-        raise ValueError(f"unknown storage dtype {dtype!r}; expected one of {sorted(STORAGE_CHOICES)}")
+    if dtype is not None and dtype not in STORAGE_DTYPES:
+        raise ModelFormatError(f"unknown storage dtype {dtype!r}; expected one of {', '.join(STORAGE_DTYPES)}")
     return {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
@@ -102,7 +101,7 @@ def _tensors(bilm: BiLM, dtype: Optional[str]) -> Dict[str, torch.Tensor]:
     def target(name: str) -> torch.dtype:
         if dtype == FLOAT16_SOFTMAX:
             return torch.float16 if name.startswith("softmax.") else torch.float32
-        return STORAGE_DTYPES[dtype or "float32"]
+        return getattr(torch, dtype or "float32")
 
     return {name: t.detach().to("cpu", target(name)).contiguous() for name, t in bilm.state_dict().items()}
 

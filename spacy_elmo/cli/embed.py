@@ -9,6 +9,7 @@ from typing import Dict, Iterator, Optional
 
 import typer
 
+from ..errors import SpacyElmoError
 from .app import app
 
 TOKENIZERS = ("whitespace", "spacy")
@@ -34,7 +35,7 @@ def embed_command(
             input_path, output, model=model, options=options, tokenize=tokenize, lang=lang, sentences=sentences,
             batch_size=batch_size, max_tokens=max_tokens, device=device, dtype=dtype, progress=True,
         )  # fmt: skip
-    except (OSError, ValueError) as err:
+    except (SpacyElmoError, OSError) as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1)
     typer.echo(f"wrote {n_lines:,} lines to {output}")
@@ -62,15 +63,15 @@ def embed_file(
     from tqdm import tqdm
 
     if tokenize not in TOKENIZERS:
-        raise ValueError(f"unknown --tokenize {tokenize!r}; use one of {TOKENIZERS}")
+        raise SpacyElmoError(f"unknown --tokenize {tokenize!r}; use one of {TOKENIZERS}")
     if not input_path.is_file():
-        raise ValueError(f"input file not found: {input_path}")
+        raise SpacyElmoError(f"input file not found: {input_path}")
     nlp = spacy.blank(lang)
     if sentences:
         nlp.add_pipe("sentencizer")
-    config = {"model": model, "options": None if options is None else str(options), "batch_size": batch_size,
-              "max_tokens": max_tokens, "device": device, "dtype": dtype}  # fmt: skip
-    nlp.add_pipe("elmo", config=config)
+    model_block = {"bilm": model, "options": None if options is None else str(options), "batch_size": batch_size,
+                   "max_tokens": max_tokens, "device": device, "dtype": dtype}  # fmt: skip
+    nlp.add_pipe("elmo", config={"model": model_block})
     nlp.initialize()
     n_lines = sum(1 for _ in _lines(input_path))
     docs: Iterator = (Doc(nlp.vocab, words=line.split()) if tokenize == "whitespace" else line for line in _lines(input_path))

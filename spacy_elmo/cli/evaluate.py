@@ -6,9 +6,9 @@ from typing import Optional
 
 import typer
 
-from ..bilm import ModelFormatError, load_bilm
+from ..bilm import load_bilm
+from ..errors import SpacyElmoError
 from ..training.corpus import DEFAULT_MAX_LINE_CHARS, TextCorpus, make_tokenizer
-from ..training.errors import CorpusError, TrainingSetupError
 from ..training.evaluation import evaluate_perplexity
 from ..training.trainer import MODEL_INFO_FILE
 from .app import app
@@ -35,7 +35,7 @@ def evaluate_command(
             lang = json.loads(info_path.read_text(encoding="utf8")).get("lang")
         corpus = TextCorpus([text], make_tokenizer(lang or "en"), max_line_chars)
         result = evaluate_perplexity(bilm, corpus.texts(), batch_size=batch_size, unroll_steps=unroll_steps)
-    except (TrainingSetupError, CorpusError, ModelFormatError, ValueError) as err:
+    except (SpacyElmoError, OSError) as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1)
     skipped = corpus.stats.describe_skips()

@@ -7,8 +7,8 @@ from typing import Any, Dict, List, Optional
 import torch
 import typer
 
-from ..bilm import ModelFormatError
-from ..training.errors import CorpusError, TrainingDiverged, TrainingSetupError
+from ..errors import SpacyElmoError
+from ..training.errors import TrainingSetupError
 from ..training.presets import PRESETS, apply_overrides, parse_overrides, preset_options
 from ..training.settings import RESUMABLE, TrainingSettings
 from ..training.run import pretrain, resume
@@ -62,7 +62,7 @@ def pretrain_command(
     seed: Optional[int] = typer.Option(None, help="Random seed (default 0)"),
     epochs: Optional[int] = typer.Option(None, help="Passes over the text (default 10; 0: no limit)"),
     max_steps: Optional[int] = typer.Option(None, help="Stop after this many steps"),
-    max_tokens: Optional[str] = typer.Option(None, help="Stop after this many training tokens, e.g. 50M"),
+    token_budget: Optional[str] = typer.Option(None, help="Stop after this many training tokens, e.g. 50M"),
     max_time: Optional[str] = typer.Option(None, help="Stop after this long (this invocation), e.g. 90m, 2h"),
     checkpoint_every: Optional[int] = typer.Option(None, help="Steps between checkpoints (default 1250)"),
     eval_every: Optional[int] = typer.Option(None, help="Steps between held-out evaluations (default 1000)"),
@@ -101,7 +101,7 @@ def pretrain_command(
         "seed": seed,
         "n_epochs": epochs,
         "max_steps": max_steps,
-        "max_tokens": _parse_count(max_tokens, "--max-tokens"),
+        "token_budget": _parse_count(token_budget, "--token-budget"),
         "max_seconds": _parse_duration(max_time),
         "checkpoint_every": checkpoint_every,
         "eval_every": eval_every,
@@ -156,7 +156,7 @@ def pretrain_command(
                 device=device,
                 show_progress=not quiet,
             )
-    except (TrainingSetupError, CorpusError, ModelFormatError, TrainingDiverged) as err:
+    except SpacyElmoError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1)
     if not result.main_process:

@@ -5,6 +5,7 @@ from spacy.tokens import Doc
 from thinc.api import Model
 from thinc.types import Floats3d
 
+from ..errors import SpacyElmoError
 from ..pipeline.extensions import ATTR
 
 
@@ -12,7 +13,7 @@ class ElmoListener(Model):
     """Gets all biLM layers per doc from an upstream `elmo` component.
 
     In training, the upstream component hands over the batch it computed (`receive`) and
-    takes the gradients back; otherwise the listener reads `doc._.elmo`, and returns zeros of
+    takes the gradients back; the listener lets go of both once it has used them; otherwise the listener reads `doc._.elmo`, and returns zeros of
     the right shape for docs the upstream has not annotated (as during `nlp.initialize`).
     Dims: `nO` (layer width) and `n_layers`, set by the upstream once its weights are loaded.
 
@@ -39,11 +40,17 @@ class ElmoListener(Model):
         self._outputs = outputs
         self._backprop = backprop
 
+    def release(self) -> None:
+        """Forget the received batch and its callback (once used: they can hold a whole graph)."""
+        self._batch_id = None
+        self._outputs = None
+        self._backprop = None
+
     def verify_inputs(self, docs: Sequence[Doc]) -> None:
         """Check that `docs` are the batch last received."""
         batch_id = self.get_batch_id(docs)
         if batch_id != self._batch_id:
-            raise ValueError(
+            raise SpacyElmoError(
                 f"elmo listener: got a batch (id {batch_id}) other than the one the upstream 'elmo' "
                 f"component computed (id {self._batch_id}); no component between them may change the tokens"
             )
@@ -53,13 +60,15 @@ def forward(model: ElmoListener, docs: List[Doc], is_train: bool) -> Tuple[List[
     """Supply the upstream outputs: received ones in training, else `doc._.elmo`."""
     if is_train and model._batch_id is not None:
         model.verify_inputs(docs)
-        return [model.ops.asarray3f(x) for x in model._outputs], model._backprop  # type: ignore
+        outputs, backprop = model._outputs, model._backprop
+        model.release()
+        return [model.ops.asarray3f(x) for x in outputs], backprop  # type: ignore
     outputs = []
     for doc in docs:
         stored = doc._.get(ATTR) if Doc.has_extension(ATTR) else None
         if stored is None:
             if is_train:
-                raise ValueError(
+                raise SpacyElmoError(
                     "elmo listener: no ELMo features for a training batch. The upstream 'elmo' component "
                     "did not run in `update`: if it is in [training] frozen_components, also list it in "
                     "[training] annotating_components (or leave it out of frozen_components: it is frozen "
@@ -68,7 +77,7 @@ def forward(model: ElmoListener, docs: List[Doc], is_train: bool) -> Tuple[List[
             n_layers, width = _dims(model)
             outputs.append(model.ops.alloc3f(n_layers, len(doc), width))
         elif stored.ndim != 3:
-            raise ValueError(
+            raise SpacyElmoError(
                 "elmo listener: doc._.elmo holds only the selected representation; set store = \"all\" "
                 "on the 'elmo' component so downstream components can mix the layers"
             )
@@ -80,7 +89,7 @@ def forward(model: ElmoListener, docs: List[Doc], is_train: bool) -> Tuple[List[
 def _dims(model: ElmoListener) -> Tuple[int, int]:
     n_layers, width = model.maybe_get_dim("n_layers"), model.maybe_get_dim("nO")
     if n_layers is None or width is None:
-        raise ValueError(
+        raise SpacyElmoError(
             "elmo listener: the layer sizes are unknown because the upstream 'elmo' component has not "
             "loaded its weights; initialize it first (`nlp.initialize()`), and do not list it in "
             "[training] frozen_components unless it is sourced from a trained pipeline"

@@ -1,8 +1,8 @@
 """ELMo's learned layer mix as a thinc layer: γ · Σ_j softmax(w)_j · h_j (Peters et al. 2018, eq. 1)."""
 from typing import Callable, List, Optional, Tuple
 
-from thinc.api import Model
-from thinc.types import Floats2d, Floats3d
+from thinc.api import Model, Ops, get_array_module
+from thinc.types import Floats1d, Floats2d, Floats3d
 
 
 def ScalarMix() -> Model[List[Floats3d], List[Floats2d]]:
@@ -32,7 +32,7 @@ def forward(model: Model[List[Floats3d], List[Floats2d]], X: List[Floats3d], is_
     if not X:
         return [], lambda dY: []
     Xcat = xp.concatenate(X, axis=1)  # (n_layers, n_tokens, width)
-    mixed = xp.tensordot(weights, Xcat, axes=1)  # (n_tokens, width)
+    mixed = mix_layers(weights, Xcat)  # (n_tokens, width)
     Y = _split(gamma * mixed, lengths)
 
     def backprop(dY: List[Floats2d]) -> List[Floats3d]:
@@ -44,6 +44,17 @@ def forward(model: Model[List[Floats3d], List[Floats2d]], X: List[Floats3d], is_
         return _split(dXcat, lengths, axis=1)
 
     return Y, backprop
+
+
+def mix_coefficients(ops: Ops, weights: Floats1d, gamma: float) -> Floats1d:
+    """γ · softmax(w): the weight of each layer in the mix."""
+    return gamma * ops.softmax(ops.asarray1f(weights))
+
+
+def mix_layers(coefficients: Floats1d, layers: Floats3d) -> Floats2d:
+    """Σ_j c_j · h_j over the first axis of (n_layers, ..., width) layers (numpy or cupy)."""
+    xp = get_array_module(layers)
+    return xp.tensordot(xp.asarray(coefficients, dtype=layers.dtype), layers, axes=1)
 
 
 def _split(array, lengths: List[int], axis: int = 0) -> list:  # type: ignore[no-untyped-def]

@@ -6,10 +6,11 @@ boundaries, the whole doc) is one sequence; sequences longer than `window` are c
 overlapping windows, and each token keeps the output of the window where it is most central.
 """
 from dataclasses import dataclass
-from typing import Iterator, List, Sequence, Tuple
+from typing import Any, Iterator, List, Sequence, Tuple
 
-import numpy as np
 from spacy.tokens import Doc
+
+from ..errors import ConfigError, SpacyElmoError
 
 CONTEXTS = ("auto", "sentences", "doc")
 
@@ -33,11 +34,11 @@ class Segment:
 def check_context(context: str, window: int, stride: int) -> None:
     """Validate the context settings."""
     if context not in CONTEXTS:
-        raise ValueError(f"elmo: unknown 'context' {context!r}; use one of {CONTEXTS}")
+        raise ConfigError(f"elmo model: unknown 'context' {context!r}; use one of {CONTEXTS}")
     if window < 1:
-        raise ValueError(f"elmo: 'window' must be at least 1, got {window}")
+        raise ConfigError(f"elmo model: 'window' must be at least 1, got {window}")
     if not 1 <= stride <= window:
-        raise ValueError(f"elmo: 'stride' must be between 1 and 'window' ({window}), got {stride}")
+        raise ConfigError(f"elmo model: 'stride' must be between 1 and 'window' ({window}), got {stride}")
 
 
 def plan_segments(docs: Sequence[Doc], context: str, window: int, stride: int) -> List[Segment]:
@@ -57,36 +58,27 @@ def plan_segments(docs: Sequence[Doc], context: str, window: int, stride: int) -
     return segments
 
 
-def assemble(
-    docs: Sequence[Doc], segments: Sequence[Segment], outputs: Sequence[np.ndarray], n_layers: int, width: int
-) -> List[np.ndarray]:
-    """Per doc, a float32 array (n_layers, len(doc), width) from the segment outputs.
+def assemble(docs: Sequence[Doc], segments: Sequence[Segment], outputs: Sequence[Any], n_layers: int, width: int) -> List[Any]:
+    """Per doc, a float32 torch tensor (n_layers, len(doc), width) from the segment outputs.
 
-    Tokens that no segment keeps (whitespace) stay zero.
+    Differentiable: gradients of the doc tensors flow back to the segment outputs. Tokens that
+    no segment keeps (whitespace) stay zero.
     """
-    arrays = [np.zeros((n_layers, len(doc), width), dtype=np.float32) for doc in docs]
+    import torch
+
+    device = outputs[0].device if outputs else torch.device("cpu")
+    arrays = [torch.zeros((n_layers, len(doc), width), dtype=torch.float32, device=device) for doc in docs]
     for segment, output in zip(segments, outputs):
         start, end = segment.keep
-        arrays[segment.doc][:, list(segment.tokens[start:end])] = output[:, start:end]
+        index = torch.tensor(segment.tokens[start:end], device=device)
+        arrays[segment.doc][:, index] = output[:, start:end].float()
     return arrays
-
-
-def disassemble(segments: Sequence[Segment], d_arrays: Sequence[np.ndarray]) -> List[np.ndarray]:
-    """The inverse of `assemble` for gradients: per segment (n_layers, len(tokens), width)."""
-    grads = []
-    for segment in segments:
-        d_doc = d_arrays[segment.doc]
-        grad = np.zeros((d_doc.shape[0], len(segment.tokens), d_doc.shape[2]), dtype=np.float32)
-        start, end = segment.keep
-        grad[:, start:end] = d_doc[:, list(segment.tokens[start:end])]
-        grads.append(grad)
-    return grads
 
 
 def _sequences(doc: Doc, texts: List[str], context: str) -> Iterator[Tuple[int, ...]]:
     has_sentences = doc.has_annotation("SENT_START")
     if context == "sentences" and not has_sentences and len(doc):
-        raise ValueError(
+        raise SpacyElmoError(
             "elmo: context = \"sentences\" but a doc has no sentence boundaries; add a "
             "'sentencizer' or 'parser' before 'elmo', or use context = \"auto\""
         )

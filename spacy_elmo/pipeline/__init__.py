@@ -1,1 +1,1 @@
-"""The spaCy glue: the `elmo` component, its doc attributes and feature cache."""
+"""The spaCy glue: the `elmo` component, its settings, doc attributes and feature cache."""

@@ -1,115 +1,54 @@
-"""The `elmo` pipeline component: runs the biLM and sets `doc._.elmo`, `span._.elmo`, `token._.elmo`."""
-import re
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Union
+"""The `elmo` pipeline component: runs its model (`spacy-elmo.ElmoModel.v1`) over docs, sets
+`doc._.elmo`, `span._.elmo`, `token._.elmo`, and shares the layers with downstream listeners."""
+from functools import partial
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc
-from spacy.training import Example
+from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer
+from thinc.types import Floats3d
 
-from ..layers.bilm_model import build_bilm_model, get_bilm, set_bilm
+from ..errors import ConfigError
+from ..layers.elmo_model import ensure_loaded, frozen, get_bilm
 from ..layers.listener import ElmoListener
 from .extensions import install_extensions
 from .feature_cache import FeatureCache
-from .fork_safety import single_thread_torch_in_forked_children
-from .layer_selection import LayerSpec, check_layer_spec, layer_coefficients, select
-from .segments import Segment, assemble, check_context, disassemble, plan_segments
+from .layer_selection import layer_coefficients, select
+from .settings import ElmoSettings, default_config
 from .vector_hooks import set_vector_hooks
 
-DTYPES = ("float32", "bfloat16")
-STORES = ("all", "selected")
-DEVICE_PATTERN = re.compile(r"auto|cpu|cuda(:\d+)?|mps")
-
-DEFAULT_CONFIG: Dict[str, Any] = {
-    "model": None,
-    "options": None,
-    "layer": "average",
-    "mix_weights": None,
-    "mix_gamma": 1.0,
-    "context": "auto",
-    "window": 128,
-    "stride": 96,
-    "batch_size": 64,
-    "max_tokens": 4096,
-    "device": "auto",
-    "dtype": "float32",
-    "store": "all",
-    "set_vectors": False,
-    "frozen": True,
-    "feature_cache_mb": 1024,
-}
+LISTENER_ARCHITECTURE = "spacy-elmo.ElmoListener.v1"
+EMBED_ARCHITECTURE = "spacy-elmo.ElmoEmbed.v1"
 
 
-@Language.factory("elmo", assigns=["doc._.elmo", "token._.elmo", "span._.elmo"], default_config=DEFAULT_CONFIG)
+@Language.factory("elmo", assigns=["doc._.elmo", "token._.elmo", "span._.elmo"], default_config=default_config())
 def make_elmo(
     nlp: Language,
     name: str,
-    model: Optional[str],
-    options: Optional[str],
+    model: Model[List[Doc], List[Floats3d]],
     layer: Union[int, str],
     mix_weights: Optional[List[float]],
     mix_gamma: float,
-    context: str,
-    window: int,
-    stride: int,
-    batch_size: int,
-    max_tokens: int,
-    device: str,
-    dtype: str,
     store: str,
     set_vectors: bool,
     frozen: bool,
     feature_cache_mb: int,
 ) -> "Elmo":
-    """Create an `elmo` component.
+    """Create an `elmo` component; see `ElmoSettings` for the settings.
 
-    model (Optional[str]): the biLM, as `load_bilm` takes it: None for the bundled default,
-        a bundled model's short name, a native model folder, or an original weights .hdf5.
-        Read at `initialize` (or first use); a saved pipeline carries the weights.
-    options (Optional[str]): the options.json of an original weights .hdf5.
-    layer (Union[int, str]): what `token._.elmo` gives: a layer index (0 = token layer),
-        "top", "average" (equal weights) or "mix" (`mix_weights` and `mix_gamma`).
-    mix_weights (Optional[List[float]]): pre-softmax layer weights for "mix"; None = equal.
-    mix_gamma (float): the scale γ for "mix".
-    context (str): "auto" (sentences where boundaries are set, else the whole doc),
-        "sentences", or "doc". Sequences longer than `window` are cut into windows.
-    window (int): most tokens per biLM input.
-    stride (int): step between overlapping windows (<= window).
-    batch_size (int): most sequences per biLM forward pass.
-    max_tokens (int): most padded token slots per forward pass, bounding memory.
-    device (str): "auto" (follow spaCy's GPU setting), "cpu", "cuda", "cuda:N" or "mps".
-    dtype (str): "float32" or "bfloat16" for the biLM's weights; outputs are float32.
-    store (str): "all" layers in `doc._.elmo`, or only the "selected" representation.
-    set_vectors (bool): also set `doc.tensor` and make `.vector`/`.similarity()` use ELMo.
-    frozen (bool): keep the biLM's weights fixed in training (feature-based, as in the paper).
-    feature_cache_mb (int): memory for caching a frozen biLM's training outputs; 0 disables.
+    model (Model[List[Doc], List[Floats3d]]): docs to all biLM layers, e.g.
+        `spacy-elmo.ElmoModel.v1`, whose block also names the weights (`bilm`).
     """
-    return Elmo(
-        nlp.vocab,
-        build_bilm_model(batch_size, max_tokens),
-        name,
-        source=model,
-        options=options,
-        layer=layer,
-        mix_weights=mix_weights,
-        mix_gamma=mix_gamma,
-        context=context,
-        window=window,
-        stride=stride,
-        device=device,
-        dtype=dtype,
-        store=store,
-        set_vectors=set_vectors,
-        frozen=frozen,
-        feature_cache_mb=feature_cache_mb,
-    )
+    settings = ElmoSettings(layer, mix_weights, mix_gamma, store, set_vectors, frozen, feature_cache_mb)
+    return Elmo(nlp.vocab, model, name, settings=settings)
 
 
 class Elmo(TrainablePipe):
-    """Runs an ELMo biLM over docs and shares its layers with downstream listeners.
+    """Runs an ELMo model over docs and shares its layers with downstream listeners.
 
     The outputs are stateless: a token's vectors depend on its sentence (or window) only.
     Edge cases: whitespace tokens get zero vectors and are not shown to the biLM (so they do
@@ -117,103 +56,51 @@ class Elmo(TrainablePipe):
     n_tokens, width) arrays of zeros; a one-token doc is read as a one-token sentence.
     """
 
-    def __init__(
-        self,
-        vocab: Vocab,
-        model: Model,
-        name: str = "elmo",
-        *,
-        source: Optional[str] = None,
-        options: Optional[str] = None,
-        layer: LayerSpec = "average",
-        mix_weights: Optional[List[float]] = None,
-        mix_gamma: float = 1.0,
-        context: str = "auto",
-        window: int = 128,
-        stride: int = 96,
-        device: str = "auto",
-        dtype: str = "float32",
-        store: str = "all",
-        set_vectors: bool = False,
-        frozen: bool = True,
-        feature_cache_mb: int = 1024,
-    ) -> None:
-        check_layer_spec(layer, mix_weights, mix_gamma)
-        check_context(context, window, stride)
-        if dtype not in DTYPES:
-            raise ValueError(f"elmo: unknown 'dtype' {dtype!r}; use one of {DTYPES}")
-        if store not in STORES:
-            raise ValueError(f"elmo: unknown 'store' {store!r}; use one of {STORES}")
-        if not DEVICE_PATTERN.fullmatch(device):
-            raise ValueError(f"elmo: unknown 'device' {device!r}; use auto, cpu, cuda, cuda:N or mps")
-        for key in ("batch_size", "max_tokens"):
-            if model.attrs[key] < 1:
-                raise ValueError(f"elmo: '{key}' must be at least 1, got {model.attrs[key]}")
+    def __init__(self, vocab: Vocab, model: Model, name: str = "elmo", *, settings: Optional[ElmoSettings] = None) -> None:
         self.vocab = vocab
         self.model = model
         self.name = name
-        self.cfg: Dict[str, Any] = {
-            "source": source,
-            "options": options,
-            "layer": layer,
-            "mix_weights": mix_weights,
-            "mix_gamma": mix_gamma,
-            "context": context,
-            "window": window,
-            "stride": stride,
-            "device": device,
-            "dtype": dtype,
-            "store": store,
-            "set_vectors": set_vectors,
-            "frozen": frozen,
-            "batch_size": model.attrs["batch_size"],
-            "max_tokens": model.attrs["max_tokens"],
-        }
+        self.settings = settings or ElmoSettings()
+        self.cfg: Dict[str, Any] = {}  # the settings live in the pipeline's config, not here
         self.listener_map: Dict[str, List[ElmoListener]] = {}
-        self.feature_cache = FeatureCache(feature_cache_mb * 2**20)
+        self.feature_cache = FeatureCache(self.settings.feature_cache_mb * 2**20)
         self.layer_coefficients: Optional[np.ndarray] = None
+        model.attrs["replace_listener"] = _replace_listener
+        model.attrs["replace_listener_cfg"] = partial(_replace_listener_cfg, frozen=self.settings.frozen)
         install_extensions()
+
+    @property
+    def frozen(self) -> bool:
+        """Whether the biLM's weights stay fixed in training."""
+        return self.settings.frozen
 
     # --- weights ---------------------------------------------------------------------------
 
     @property
     def bilm(self) -> Any:
-        """The biLM (a torch module), or None before weights are loaded."""
+        """The biLM (a torch module), or None before its weights are loaded."""
         return get_bilm(self.model)
 
     def initialize(self, get_examples: Optional[Callable[[], Iterable[Example]]] = None, *, nlp: Optional[Language] = None) -> None:
-        """Load the biLM's weights from the configured `model` (and `options`)."""
-        self.load_weights()
-
-    def load_weights(self) -> None:
-        """Load the biLM from the configured source, with a clear error if that fails."""
-        from ..bilm import load_bilm
-
-        source, options = self.cfg["source"], self.cfg["options"]
+        """Load the biLM's weights from the source named in the model block."""
         try:
-            bilm = load_bilm(source, options=options, device="cpu", dtype="float32")
+            self.model.initialize()
         except ValueError as err:
             raise type(err)(f"elmo component '{self.name}': {err}") from err
-        except OSError as err:
-            raise ValueError(f"elmo component '{self.name}': cannot read the biLM at {source!r}: {err}") from err
-        self._attach(bilm)
+        self._attach()
 
     def _ensure_loaded(self) -> None:
         if self.bilm is None:
-            self.load_weights()
+            self.initialize()
+        elif self.layer_coefficients is None:
+            self._attach()
 
-    def _attach(self, bilm: Any) -> None:
-        """Finish setting up a loaded biLM: device, dtype, freezing, layer checks, listeners."""
-        import torch
-
-        coefficients = layer_coefficients(self.cfg["layer"], bilm.n_layers, self.cfg["mix_weights"], self.cfg["mix_gamma"])
-        bilm = bilm.to(device=_torch_device(self.cfg["device"]), dtype=getattr(torch, self.cfg["dtype"]))
-        bilm.requires_grad_(not self.cfg["frozen"])
-        bilm.eval()
-        single_thread_torch_in_forked_children()
-        set_bilm(self.model, bilm)
-        self.model.attrs.update(batch_size=self.cfg["batch_size"], max_tokens=self.cfg["max_tokens"])  # not the saved ones
-        self.layer_coefficients = coefficients
+    def _attach(self) -> None:
+        """Finish setting up loaded weights: freezing, the layer selection, listener sizes."""
+        bilm = ensure_loaded(self.model)
+        s = self.settings
+        self.layer_coefficients = layer_coefficients(s.layer, bilm.n_layers, s.mix_weights, s.mix_gamma)
+        bilm.requires_grad_(not s.frozen)
         self.feature_cache.clear()
         for listener in self.listeners:
             self._set_listener_dims(listener)
@@ -228,19 +115,18 @@ class Elmo(TrainablePipe):
         install_extensions()
         return super().pipe(stream, batch_size=batch_size)
 
-    def predict(self, docs: Iterable[Doc]) -> List[np.ndarray]:
+    def predict(self, docs: Iterable[Doc]) -> List[Floats3d]:
         """All biLM layers per doc, float32 (n_layers, len(doc), width)."""
         self._ensure_loaded()
         docs = list(docs)
-        segments = self._segments(docs)
-        outputs = self.model.predict([list(s.words) for s in segments]) if segments else []
-        return self._assemble(docs, segments, outputs)
+        return self.model.predict(docs) if docs else []
 
-    def set_annotations(self, docs: Sequence[Doc], layers: Sequence[np.ndarray]) -> None:
+    def set_annotations(self, docs: Sequence[Doc], layers: Sequence[Floats3d]) -> None:
         """Set `doc._.elmo` (and, with `set_vectors`, `doc.tensor` and the vector hooks)."""
         coefficients = self.layer_coefficients
-        store_all, set_vectors = self.cfg["store"] == "all", self.cfg["set_vectors"]
+        store_all, set_vectors = self.settings.store == "all", self.settings.set_vectors
         for doc, doc_layers in zip(docs, layers):
+            doc_layers = self.model.ops.to_numpy(doc_layers)
             # A copy, so that a stored selection does not keep all layers alive.
             selected = np.array(select(doc_layers, coefficients)) if set_vectors or not store_all else None
             doc._.elmo = doc_layers if store_all else selected
@@ -261,34 +147,40 @@ class Elmo(TrainablePipe):
         """Run the biLM on a batch and hand the layers to the listeners.
 
         Frozen: outputs come from the feature cache when possible, and no gradient flows.
-        Otherwise the listeners' gradients fine-tune the biLM.
+        Otherwise the listeners' gradients fine-tune the biLM. `drop` is the dropout rate on
+        the layers handed over (a new mask per batch).
         """
         if losses is None:
             losses = {}
         losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_examples(examples, "Elmo.update")
         if not self.listeners:
             return losses
         self._ensure_loaded()
         docs = [eg.predicted for eg in examples]
-        segments = self._segments(docs)
-        if self.cfg["frozen"]:
-            layers = self._assemble(docs, segments, self._cached_outputs(segments))
+        ops = self.model.ops
+        if self.frozen:
+            layers, bp_layers = self._cached_layers(docs), None
+        else:
+            layers, bp_layers = self.model.begin_update(docs)
+        masks = [ops.get_dropout_mask(x.shape, drop) for x in layers] if drop else None
+        if masks is not None:
+            layers = [x * mask for x, mask in zip(layers, masks)]
+        if bp_layers is None:
             accumulate_gradient = backprop = _no_backprop
         else:
-            outputs, bp_outputs = self.model.begin_update([list(s.words) for s in segments])
-            layers = self._assemble(docs, segments, outputs)
-            d_layers = [np.zeros_like(x) for x in layers]
+            d_layers = [ops.alloc(x.shape, dtype="f") for x in layers]
 
-            def accumulate_gradient(one_d_layers: List[np.ndarray]) -> List:
-                for i, d in enumerate(one_d_layers):
-                    d = self.model.ops.to_numpy(d)
-                    d_layers[i] += d
+            def accumulate_gradient(one_d_layers: List[Floats3d]) -> List:
+                for total, d in zip(d_layers, one_d_layers):
+                    total += d
                     losses[self.name] += float((d**2).sum())  # type: ignore[index]
                 return []
 
-            def backprop(one_d_layers: List[np.ndarray]) -> List:
+            def backprop(one_d_layers: List[Floats3d]) -> List:
                 accumulate_gradient(one_d_layers)
-                bp_outputs(disassemble(segments, d_layers))
+                bp_layers([d * m for d, m in zip(d_layers, masks)] if masks is not None else d_layers)
                 if sgd is not None:
                     self.finish_update(sgd)
                 return []
@@ -301,7 +193,7 @@ class Elmo(TrainablePipe):
 
     def finish_update(self, sgd: Optimizer) -> None:
         """Update the biLM's weights, unless frozen."""
-        if not self.cfg["frozen"]:
+        if not self.frozen:
             self.model.finish_update(sgd)
 
     def get_loss(self, examples: Iterable[Example], scores: Any) -> None:
@@ -324,8 +216,8 @@ class Elmo(TrainablePipe):
 
     def add_listener(self, listener: ElmoListener, component_name: str) -> None:
         """Add a downstream listener (internals)."""
-        if self.cfg["store"] != "all":
-            raise ValueError(
+        if self.settings.store != "all":
+            raise ConfigError(
                 f"elmo component '{self.name}' has store = \"selected\", but '{component_name}' listens to it "
                 "and needs all layers for its own mix: set store = \"all\""
             )
@@ -353,10 +245,11 @@ class Elmo(TrainablePipe):
                     self.add_listener(node, component.name)
 
     def _set_listener_dims(self, listener: ElmoListener) -> None:
-        for dim, value in (("nO", self.bilm.output_dim), ("n_layers", self.bilm.n_layers)):
+        for dim in ("nO", "n_layers"):
+            value = self.model.get_dim(dim)
             known = listener.maybe_get_dim(dim)
             if known is not None and known != value:
-                raise ValueError(
+                raise ConfigError(
                     f"elmo component '{self.name}': a listening component was built for a biLM with "
                     f"{dim} = {known}, but this biLM has {value}"
                 )
@@ -384,36 +277,48 @@ class Elmo(TrainablePipe):
 
     def _attach_deserialized(self) -> None:
         if self.bilm is not None:
-            self._attach(self.bilm)
+            self._attach()
 
     # --- internals -------------------------------------------------------------------------
 
-    def _segments(self, docs: Sequence[Doc]) -> List[Segment]:
-        return plan_segments(docs, self.cfg["context"], self.cfg["window"], self.cfg["stride"])
-
-    def _assemble(self, docs: Sequence[Doc], segments: List[Segment], outputs: Sequence[np.ndarray]) -> List[np.ndarray]:
-        return assemble(docs, segments, outputs, self.bilm.n_layers, self.bilm.output_dim)
-
-    def _cached_outputs(self, segments: List[Segment]) -> List[np.ndarray]:
-        outputs: List[Optional[np.ndarray]] = [self.feature_cache.get(s.words) for s in segments]
-        missing = [i for i, output in enumerate(outputs) if output is None]
+    def _cached_layers(self, docs: Sequence[Doc]) -> List[Floats3d]:
+        """The frozen biLM's layers per doc, from the feature cache where stored."""
+        keys = [_cache_key(doc) for doc in docs]
+        layers: List[Optional[Floats3d]] = [self.feature_cache.get(key) for key in keys]
+        missing = [i for i, found in enumerate(layers) if found is None]
         if missing:
-            computed = self.model.predict([list(segments[i].words) for i in missing])
-            for i, output in zip(missing, computed):
-                outputs[i] = output
-                self.feature_cache.put(segments[i].words, output)
-        return outputs  # type: ignore[return-value]
+            for i, computed in zip(missing, self.model.predict([docs[i] for i in missing])):
+                layers[i] = computed
+                self.feature_cache.put(keys[i], computed)
+        return layers  # type: ignore[return-value]
 
 
-def _torch_device(device: str) -> Any:
-    import torch
-    from thinc.api import get_torch_default_device
+def _cache_key(doc: Doc) -> Tuple[Tuple[str, ...], Tuple[int, ...]]:
+    """What a doc's layers depend on: its tokens and, where set, its sentence starts."""
+    starts = tuple(sent.start for sent in doc.sents) if doc.has_annotation("SENT_START") else ()
+    return tuple(token.text for token in doc), starts
 
-    if device == "auto":
-        return get_torch_default_device()
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"elmo: device {device!r} was asked for, but torch sees no CUDA GPU")
-    return torch.device(device)
+
+def _replace_listener(copied: Model, listener: ElmoListener, pipe: Elmo) -> Model:
+    """spaCy's `replace_listeners` hook: the listener becomes a copy of the component's model
+    (with its weights fixed when the component is frozen)."""
+    ensure_loaded(copied)
+    return frozen(copied) if pipe.frozen else copied
+
+
+def _replace_listener_cfg(model_cfg: Dict[str, Any], tok2vec_cfg: Dict[str, Any], *, frozen: bool) -> Dict[str, Any]:
+    """spaCy's `replace_listeners` config hook: every `ElmoListener.v1` block in the downstream
+    tok2vec config becomes an `ElmoEmbed.v1` block holding the component's model block."""
+
+    def rewrite(block: Any) -> Any:
+        if not isinstance(block, dict):
+            return block
+        if block.get("@architectures") == LISTENER_ARCHITECTURE:
+            kept = {key: value for key, value in block.items() if key not in ("@architectures", "upstream")}
+            return {"@architectures": EMBED_ARCHITECTURE, **kept, "frozen_elmo": frozen, "elmo": dict(model_cfg)}
+        return {key: rewrite(value) for key, value in block.items()}
+
+    return rewrite(tok2vec_cfg)
 
 
 def _no_backprop(_: Any) -> List:

@@ -3,6 +3,8 @@ from typing import Dict, Optional, Tuple
 
 import numpy as np
 
+from ..errors import ConfigError
+
 
 class FeatureCache:
     """Keeps outputs until `max_bytes` are used; later outputs are not stored (dropped).
@@ -16,7 +18,7 @@ class FeatureCache:
 
     def __init__(self, max_bytes: int) -> None:
         if max_bytes < 0:
-            raise ValueError(f"elmo: the feature cache size must be 0 or more, got {max_bytes}")
+            raise ConfigError(f"elmo: the feature cache size must be 0 or more, got {max_bytes}")
         self.max_bytes = max_bytes
         self.n_bytes = 0
         self.hits = 0

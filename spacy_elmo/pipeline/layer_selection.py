@@ -3,6 +3,11 @@ from typing import Optional, Sequence, Union
 
 import numpy as np
 
+from thinc.api import NumpyOps
+
+from ..errors import ConfigError
+from ..layers.scalar_mix import mix_coefficients, mix_layers
+
 LayerSpec = Union[int, str]
 NAMED_LAYERS = ("top", "average", "mix")
 
@@ -15,17 +20,17 @@ def check_layer_spec(layer: LayerSpec, mix_weights: Optional[Sequence[float]], m
     mix_gamma (float): the scale γ for "mix".
     """
     if isinstance(layer, bool) or not isinstance(layer, (int, str)):
-        raise ValueError(f"elmo: 'layer' must be an index or one of {NAMED_LAYERS}, got {layer!r}")
+        raise ConfigError(f"elmo: 'layer' must be an index or one of {NAMED_LAYERS}, got {layer!r}")
     if isinstance(layer, int) and layer < 0:
-        raise ValueError(f"elmo: 'layer' index must be 0 or more (use \"top\" for the last layer), got {layer}")
+        raise ConfigError(f"elmo: 'layer' index must be 0 or more (use \"top\" for the last layer), got {layer}")
     if isinstance(layer, str) and layer not in NAMED_LAYERS:
-        raise ValueError(f"elmo: unknown 'layer' {layer!r}; use an index or one of {NAMED_LAYERS}")
+        raise ConfigError(f"elmo: unknown 'layer' {layer!r}; use an index or one of {NAMED_LAYERS}")
     if mix_weights is not None and layer != "mix":
-        raise ValueError(f"elmo: 'mix_weights' is only used with layer = \"mix\", but layer = {layer!r}")
+        raise ConfigError(f"elmo: 'mix_weights' is only used with layer = \"mix\", but layer = {layer!r}")
     if not np.isfinite(mix_gamma):
-        raise ValueError(f"elmo: 'mix_gamma' must be finite, got {mix_gamma}")
+        raise ConfigError(f"elmo: 'mix_gamma' must be finite, got {mix_gamma}")
     if mix_weights is not None and not np.all(np.isfinite(np.asarray(mix_weights, dtype=np.float64))):
-        raise ValueError(f"elmo: 'mix_weights' must be finite, got {list(mix_weights)}")
+        raise ConfigError(f"elmo: 'mix_weights' must be finite, got {list(mix_weights)}")
 
 
 def layer_coefficients(
@@ -39,7 +44,7 @@ def layer_coefficients(
     coefficients = np.zeros((n_layers,), dtype=np.float32)
     if isinstance(layer, int):
         if layer >= n_layers:
-            raise ValueError(f"elmo: 'layer' {layer} is out of range: this biLM has layers 0..{n_layers - 1}")
+            raise ConfigError(f"elmo: 'layer' {layer} is out of range: this biLM has layers 0..{n_layers - 1}")
         coefficients[layer] = 1.0
     elif layer == "top":
         coefficients[-1] = 1.0
@@ -48,9 +53,8 @@ def layer_coefficients(
     else:
         weights = np.zeros((n_layers,)) if mix_weights is None else np.asarray(mix_weights, dtype=np.float64)
         if weights.shape != (n_layers,):
-            raise ValueError(f"elmo: 'mix_weights' has {weights.size} values but this biLM has {n_layers} layers")
-        exp = np.exp(weights - weights.max())
-        coefficients[:] = mix_gamma * exp / exp.sum()
+            raise ConfigError(f"elmo: 'mix_weights' has {weights.size} values but this biLM has {n_layers} layers")
+        coefficients[:] = mix_coefficients(NumpyOps(), weights, mix_gamma)
     return coefficients
 
 
@@ -63,4 +67,4 @@ def select(layers: np.ndarray, coefficients: Sequence[float]) -> np.ndarray:
     nonzero = np.flatnonzero(coefficients)
     if nonzero.size == 1 and coefficients[nonzero[0]] == 1.0:
         return layers[nonzero[0]]
-    return np.tensordot(coefficients, layers, axes=1).astype(np.float32, copy=False)
+    return mix_layers(coefficients, layers).astype(np.float32, copy=False)

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from .corpus import Cursor
-from .vocab import BOS, EOS, Vocab
+from .vocab import BOS, EOS, SoftmaxVocab
 
 SentenceStream = Iterator[Tuple[Cursor, List[str]]]
 
@@ -127,7 +127,7 @@ class RowBatcher:
         return True
 
 
-def to_tensors(window: TokenWindow, encode_characters: Callable[[List[str]], Any], vocab: Vocab) -> TensorBatch:
+def to_tensors(window: TokenWindow, encode_characters: Callable[[List[str]], Any], vocab: SoftmaxVocab) -> TensorBatch:
     """Encode a TokenWindow; `encode_characters` maps token strings to (n, M) character ids."""
     distinct: Dict[str, int] = {}
     index = np.array(

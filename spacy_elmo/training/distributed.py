@@ -10,6 +10,8 @@ import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
+from ..options import torch_device
+
 COLLECTIVE_TIMEOUT = timedelta(hours=2)
 
 
@@ -34,12 +36,13 @@ class Processes:
 def start_processes(device: str = "auto") -> Processes:
     """Join the process group when launched by torchrun (WORLD_SIZE > 1), else run alone.
 
-    device (str): "auto" (a GPU per process when available), "cpu", or "cuda".
+    device (str): "auto" (a GPU per process when available), "cpu", "cuda" or "cuda:N" (alone).
     """
-    use_cuda = torch.cuda.is_available() if device == "auto" else device.startswith("cuda")
+    target = torch_device(device)
+    use_cuda = target.type == "cuda"
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     if world_size == 1:
-        return Processes(device=torch.device("cuda" if use_cuda else "cpu"))
+        return Processes(device=target)
     rank = int(os.environ["RANK"])
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     if use_cuda:

@@ -1,13 +1,14 @@
 """Errors of the pretraining tools, reported to the user without a traceback."""
+from ..errors import SpacyElmoError
 
 
-class TrainingSetupError(ValueError):
+class TrainingSetupError(SpacyElmoError):
     """A pretraining run cannot start: bad options, missing files, inconsistent resume."""
 
 
-class CorpusError(ValueError):
+class CorpusError(SpacyElmoError):
     """A text file cannot be used as training or evaluation data."""
 
 
-class TrainingDiverged(RuntimeError):
+class TrainingDiverged(SpacyElmoError):
     """The loss stopped being finite; the run ended without writing the broken weights."""

@@ -7,11 +7,12 @@ from typing import Iterable, List, Optional
 import torch
 from torch.nn import functional as F
 
-from ..bilm import BiLM
+from ..bilm import BiLM, ModelFormatError
 from .batcher import RowBatcher, to_tensors
 from .corpus import Cursor
+from .errors import CorpusError
 from .objective import LstmState, top_layer
-from .vocab import Vocab
+from .vocab import SoftmaxVocab
 
 # Most logits computed at once (rows × vocabulary), to bound memory with large vocabularies.
 MAX_LOGITS = 2**24
@@ -36,11 +37,11 @@ def evaluate_perplexity(
     RETURNS (Perplexity): with `n_tokens` the targets scored per direction.
     """
     if bilm.softmax is None or bilm.vocab is None:
-        raise ValueError(
+        raise ModelFormatError(
             "this biLM has no softmax (original weights hold none); fine-tune it with "
             "`pretrain --init` before evaluating its perplexity"
         )
-    vocab = Vocab(bilm.vocab)
+    vocab = SoftmaxVocab(bilm.vocab)
     stream = ((Cursor(), tokens) for tokens in sentences)
     batcher = RowBatcher(stream, batch_size, unroll_steps)
     was_training = bilm.training
@@ -64,7 +65,7 @@ def evaluate_perplexity(
     finally:
         bilm.train(was_training)
     if n_tokens == 0:
-        raise ValueError("no tokens to evaluate")
+        raise CorpusError("no tokens to evaluate")
     losses = (totals / n_tokens).tolist()
     return Perplexity(math.exp(losses[0]), math.exp(losses[1]), math.exp(sum(losses) / 2), n_tokens)
 

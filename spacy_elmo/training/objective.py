@@ -19,8 +19,7 @@ def top_layer(
 
     Each distinct token is encoded once and shared by both directions (one token encoder).
     """
-    embedded = bilm.token_encoder(batch.char_ids)[batch.token_index]
-    outputs, new_state = bilm.lstm(embedded, batch.lengths, state, dropout=dropout)
+    outputs, new_state = bilm.lm_layers(batch.char_ids, batch.token_index, batch.lengths, state, dropout=dropout)
     top = outputs[-1]
     if dropout > 0.0 and bilm.training:
         top = F.dropout(top, dropout, training=True)

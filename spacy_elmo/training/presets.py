@@ -4,32 +4,8 @@ import copy
 import json
 from typing import Any, Dict, Iterable, List
 
+from ..bilm.published import PUBLISHED
 from .errors import TrainingSetupError
-
-_FILTERS_2048 = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
-
-
-def _published(lstm_dim: int, projection_dim: int, n_highway: int) -> Dict[str, Any]:
-    """Options of a published English ELMo of the given sizes (2 layers, 2048 CNN filters)."""
-    return {
-        "lstm": {
-            "dim": lstm_dim,
-            "projection_dim": projection_dim,
-            "n_layers": 2,
-            "cell_clip": 3.0,
-            "proj_clip": 3.0,
-            "use_skip_connections": True,
-        },
-        "char_cnn": {
-            "activation": "relu",
-            "embedding": {"dim": 16},
-            "filters": _FILTERS_2048,
-            "n_highway": n_highway,
-            "n_characters": 262,
-            "max_characters_per_token": 50,
-        },
-    }
-
 
 PRESETS: Dict[str, Dict[str, Any]] = {
     # The bilm-tf training-test model, with M = 50 so spaCy tokens are not cut short.
@@ -51,11 +27,8 @@ PRESETS: Dict[str, Dict[str, Any]] = {
             "max_characters_per_token": 50,
         },
     },
-    # The published English models: elmo_2x1024_128_2048cnn_1xhighway (13.6M parameters),
-    # elmo_2x2048_256_2048cnn_1xhighway (28.0M), elmo_2x4096_512_2048cnn_2xhighway (93.6M).
-    "small": _published(lstm_dim=1024, projection_dim=128, n_highway=1),
-    "medium": _published(lstm_dim=2048, projection_dim=256, n_highway=1),
-    "original": _published(lstm_dim=4096, projection_dim=512, n_highway=2),
+    # The published English models (small, medium, original).
+    **PUBLISHED,
 }
 
 # Short names accepted by `--set`, for the sizes people change most.

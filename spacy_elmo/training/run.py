@@ -12,17 +12,18 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from ..bilm import BiLM, BiLMConfig, ModelFormatError, load_bilm
+from ..bilm import BiLM, BiLMConfig, load_bilm
+from ..bilm.vocab_file import VOCAB_FILE
+from ..errors import SpacyElmoError
 from .checkpoint import latest_checkpoint, read_checkpoint
 from .corpus import CorpusStats, TextCorpus, make_tokenizer
 from .distributed import Processes, broadcast, start_processes, stop_processes
 from .errors import CorpusError, TrainingSetupError
 from .settings import RESUMABLE, TrainingSettings
 from .trainer import CHECKPOINT_DIR, PretrainResult, Trainer
-from .vocab import Vocab
+from .vocab import SoftmaxVocab
 
 RUN_FILE = "run.json"
-VOCAB_FILE = "vocab.txt"
 
 
 def pretrain(
@@ -159,12 +160,11 @@ def _main_only(processes: Processes, work):  # type: ignore[no-untyped-def]
     if processes.is_main:
         try:
             result = work()
-        except (TrainingSetupError, CorpusError, ModelFormatError) as err:
-            error = (type(err).__name__, str(err))
+        except SpacyElmoError as err:
+            error = err
     error = broadcast(error, processes)
     if error is not None:
-        kinds = {"CorpusError": CorpusError, "ModelFormatError": ModelFormatError}
-        raise kinds.get(error[0], TrainingSetupError)(error[1])
+        raise error
     return result
 
 
@@ -207,11 +207,11 @@ def _prepare_fresh(
             "or a smaller --batch-size / --unroll-steps"
         )
     if bilm.vocab is not None:
-        vocab = Vocab(bilm.vocab)
+        vocab = SoftmaxVocab(bilm.vocab)
     elif vocab_path is not None:
-        vocab = Vocab.from_file(vocab_path)
+        vocab = SoftmaxVocab.from_file(vocab_path)
     else:
-        vocab = Vocab.from_counts(counts or Counter(), settings.max_vocab_size, settings.min_count)
+        vocab = SoftmaxVocab.from_counts(counts or Counter(), settings.max_vocab_size, settings.min_count)
     if bilm.softmax is None:
         torch.manual_seed(settings.seed + 1)
         bilm.set_softmax(vocab.tokens)

@@ -3,18 +3,18 @@
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Dict, Optional
 
-from ..bilm.native_format import STORAGE_CHOICES
+from ..options import COMPUTE_DTYPES, STORAGE_DTYPES
 from .corpus import DEFAULT_MAX_LINE_CHARS
 from .errors import TrainingSetupError
 
 OPTIMIZERS = ("adagrad", "adam", "sgd")
-# Precision of the training computation: names and the short spellings the CLI also accepts.
-PRECISIONS = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16"}
+# Names of settings in run.json files of earlier versions.
+RENAMED = {"max_tokens": "token_budget"}
 # Settings that may change when a run is resumed: budgets, intervals and storage, not the maths.
 RESUMABLE = (
     "n_epochs",
     "max_steps",
-    "max_tokens",
+    "token_budget",
     "max_seconds",
     "checkpoint_every",
     "eval_every",
@@ -54,7 +54,7 @@ class TrainingSettings:
     seed: int = 0
     n_epochs: Optional[int] = 10
     max_steps: Optional[int] = None
-    max_tokens: Optional[int] = None
+    token_budget: Optional[int] = None
     max_seconds: Optional[float] = None
     checkpoint_every: int = 1250
     eval_every: int = 1000
@@ -78,14 +78,14 @@ class TrainingSettings:
         ):
             if getattr(self, name) < 1:
                 raise TrainingSetupError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.precision not in PRECISIONS:
+        if self.precision not in COMPUTE_DTYPES:
             raise TrainingSetupError(
-                f"unknown precision {self.precision!r}; choose one of {', '.join(PRECISIONS)}"
+                f"unknown precision {self.precision!r}; choose one of {', '.join(COMPUTE_DTYPES)}"
             )
-        self.precision = PRECISIONS[self.precision]
-        if self.model_dtype not in STORAGE_CHOICES:
+        self.precision = COMPUTE_DTYPES[self.precision]
+        if self.model_dtype not in STORAGE_DTYPES:
             raise TrainingSetupError(
-                f"unknown model dtype {self.model_dtype!r}; choose one of {', '.join(STORAGE_CHOICES)}"
+                f"unknown model dtype {self.model_dtype!r}; choose one of {', '.join(STORAGE_DTYPES)}"
             )
         if not 0.0 <= self.dropout < 1.0:
             raise TrainingSetupError(f"dropout must be in [0, 1), got {self.dropout}")
@@ -97,6 +97,7 @@ class TrainingSettings:
 
     @classmethod
     def from_dict(cls, data: Dict[str, Any]) -> "TrainingSettings":
+        data = {RENAMED.get(key, key): value for key, value in data.items()}
         known = {f.name for f in fields(cls)}
         unknown = set(data) - known
         if unknown:

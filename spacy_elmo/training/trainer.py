@@ -26,7 +26,7 @@ from .evaluation import Perplexity, evaluate_perplexity
 from .objective import BiLMObjective, LstmState
 from .optimizer import load_optimizer_state, make_optimizer, optimizer_state, trainable_parameters
 from .settings import TrainingSettings
-from .vocab import Vocab
+from .vocab import SoftmaxVocab
 
 CHECKPOINT_DIR = "checkpoints"
 METRICS_FILE = "metrics.jsonl"
@@ -79,7 +79,7 @@ class Trainer:
         self.corpus = corpus
         self.stats = stats
         self.bilm = bilm.to(processes.device).train()
-        self.vocab = Vocab(bilm.vocab or [])
+        self.vocab = SoftmaxVocab(bilm.vocab or [])
         rank_seed = settings.seed * 1000 + processes.rank
         self.autocast_dtype = torch.bfloat16 if settings.precision == "bfloat16" else None
         self.objective = BiLMObjective(
@@ -119,7 +119,7 @@ class Trainer:
         self.batcher = RowBatcher(
             self._sentences(cursor), self.settings.batch_size, self.settings.unroll_steps, cursor, rows
         )
-        n_layers = len(self.bilm.lstm.layers)
+        n_layers = self.bilm.config.n_layers
         if "lstm/0/c" in tensors:
             device = self.processes.device
             self.state = [
@@ -229,7 +229,7 @@ class Trainer:
         return self._finite and not (
             self._stop_signal
             or (s.max_steps is not None and self.step >= s.max_steps)
-            or (s.max_tokens is not None and self.tokens >= s.max_tokens)
+            or (s.token_budget is not None and self.tokens >= s.token_budget)
             or (s.max_seconds is not None and time.monotonic() - start >= s.max_seconds)
         )
 
@@ -237,8 +237,8 @@ class Trainer:
         s = self.settings
         per_step = s.batch_size * s.unroll_steps * self.processes.world_size
         limits = [s.max_steps] if s.max_steps is not None else []
-        if s.max_tokens is not None:
-            limits.append(math.ceil(s.max_tokens / per_step))
+        if s.token_budget is not None:
+            limits.append(math.ceil(s.token_budget / per_step))
         if s.n_epochs is not None and self.stats is not None:
             per_epoch = self.stats.tokens + self.stats.sentences  # each sentence adds one marker as input
             limits.append(s.n_epochs * per_epoch // per_step)

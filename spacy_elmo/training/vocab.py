@@ -5,15 +5,16 @@ from collections import Counter
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Union
 
+from ..bilm.characters import BOS_TOKEN as BOS
+from ..bilm.characters import EOS_TOKEN as EOS
+from ..bilm.vocab_file import read_vocab, write_vocab
 from .errors import CorpusError
 
-BOS = "<S>"
-EOS = "</S>"
 UNK = "<UNK>"
 SPECIALS = (BOS, EOS, UNK)
 
 
-class Vocab:
+class SoftmaxVocab:
     """Map tokens to softmax ids; unknown tokens map to <UNK>.
 
     tokens (Sequence[str]): the vocabulary in id order; must start with <S>, </S>, <UNK>.
@@ -39,7 +40,7 @@ class Vocab:
         return [index.get(token, unk) for token in tokens]
 
     @classmethod
-    def from_counts(cls, counts: Counter, max_size: Optional[int] = None, min_count: int = 1) -> "Vocab":
+    def from_counts(cls, counts: Counter, max_size: Optional[int] = None, min_count: int = 1) -> "SoftmaxVocab":
         """Most frequent tokens first (ties in first-seen order), after the three special tokens.
 
         max_size (Optional[int]): most entries including the specials.
@@ -67,18 +68,9 @@ class Vocab:
         ]
 
     @classmethod
-    def from_file(cls, path: Union[str, Path]) -> "Vocab":
+    def from_file(cls, path: Union[str, Path]) -> "SoftmaxVocab":
         """Read one token per line (the bilm-tf vocabulary format)."""
-        path = Path(path)
-        try:
-            text = path.read_text(encoding="utf8")
-        except FileNotFoundError:
-            raise CorpusError(f"vocabulary file not found: {path}") from None
-        except UnicodeDecodeError as err:
-            raise CorpusError(f"{path}: the vocabulary is not UTF-8 ({err.reason} at byte {err.start})") from None
-        tokens = [line.strip() for line in text.splitlines()]
-        if any(not token for token in tokens):
-            raise CorpusError(f"{path}: line {tokens.index('') + 1} is empty; expected one token per line")
+        tokens = read_vocab(path, CorpusError)
         try:
             return cls(tokens)
         except CorpusError as err:
@@ -86,4 +78,4 @@ class Vocab:
 
     def to_file(self, path: Union[str, Path]) -> None:
         """Write one token per line."""
-        Path(path).write_text("".join(token + "\n" for token in self.tokens), encoding="utf8")
+        write_vocab(path, self.tokens)

@@ -1,0 +1,56 @@
+"""The names of devices and number types that every part of the package accepts.
+
+Validation here needs no torch (spaCy imports the factories at start-up); `torch_device`
+and `torch_dtype` import it when a model is really placed.
+"""
+import re
+from typing import Any, Optional
+
+from .errors import ConfigError
+
+DEVICE_PATTERN = re.compile(r"auto|cpu|cuda(:\d+)?|mps")
+# Computation types, with the short names of the pretrain CLI.
+COMPUTE_DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16"}
+# Storage types of a saved model; "float16-softmax" stores only the softmax in float16.
+STORAGE_DTYPES = ("float32", "float16", "bfloat16", "float16-softmax")
+
+
+def check_device(device: Any, what: str = "device") -> str:
+    """`device` if it names a device ("auto", "cpu", "cuda", "cuda:N", "mps"), else a ConfigError."""
+    text = str(device)
+    if not DEVICE_PATTERN.fullmatch(text):
+        raise ConfigError(f"unknown {what} {device!r}; use auto, cpu, cuda, cuda:N or mps")
+    return text
+
+
+def compute_dtype(dtype: str, what: str = "dtype") -> str:
+    """The canonical name ("float32" or "bfloat16") of a computation type or its short name."""
+    if dtype not in COMPUTE_DTYPES:
+        raise ConfigError(f"unknown {what} {dtype!r}; use one of {', '.join(COMPUTE_DTYPES)}")
+    return COMPUTE_DTYPES[dtype]
+
+
+def torch_device(device: Any, auto: Optional[Any] = None) -> Any:
+    """The torch.device that `device` names; "auto" is `auto` when given, else CUDA when present.
+
+    auto (Optional[torch.device]): what "auto" means where the caller has its own rule (the
+        pipeline follows spaCy's GPU setting).
+    """
+    import torch
+
+    if isinstance(device, torch.device):
+        target = device
+    elif check_device(device) == "auto":
+        target = auto if auto is not None else torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    else:
+        target = torch.device(device)
+    if target.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigError(f"device {str(device)!r} was asked for, but torch sees no CUDA GPU here")
+    return target
+
+
+def torch_dtype(dtype: str) -> Any:
+    """The torch dtype of a computation type name."""
+    import torch
+
+    return getattr(torch, compute_dtype(dtype))
