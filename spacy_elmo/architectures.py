@@ -26,6 +26,7 @@ def build_elmo_model_v1(
     max_tokens: int = 4096,
     device: str = "auto",
     dtype: str = "float32",
+    keep_softmax: bool = False,
 ) -> Model[List[Doc], List[Floats3d]]:
     """Docs in, every biLM layer per doc out: float32 (n_layers, len(doc), width).
 
@@ -41,8 +42,9 @@ def build_elmo_model_v1(
     max_tokens (int): most padded token slots per forward pass, bounding memory.
     device (str): "auto" (follow spaCy's GPU setting), "cpu", "cuda", "cuda:N" or "mps".
     dtype (str): "float32" or "bfloat16" for the biLM's weights; outputs are float32.
+    keep_softmax (bool): keep the biLM's softmax (only perplexities need it), also when saved.
     """
-    settings = ElmoModelSettings(bilm, options, context, window, stride, batch_size, max_tokens, device, dtype)
+    settings = ElmoModelSettings(bilm, options, context, window, stride, batch_size, max_tokens, device, dtype, keep_softmax)
     return build_elmo_model(settings)
 
 

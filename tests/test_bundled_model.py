@@ -74,3 +74,27 @@ def test_heldout_perplexity_below_bound(bilm):
     result = evaluate_perplexity(bilm, sentences, batch_size=64, unroll_steps=20)
     assert result.n_tokens > 5000
     assert result.forward < PERPLEXITY_BOUND and result.backward < PERPLEXITY_BOUND
+
+
+def test_saved_pipeline_holds_no_softmax_and_carries_the_model_licence(tmp_path):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo")
+    nlp.initialize()
+    assert nlp.get_pipe("elmo").bilm.softmax is None
+    nlp.to_disk(tmp_path / "pipeline")
+    weights = (tmp_path / "pipeline" / "elmo" / "model").stat().st_size
+    shipped = sum(f.stat().st_size for f in (BUNDLED_DIR / DEFAULT_MODEL).iterdir())
+    assert weights < shipped
+    meta = json.loads((tmp_path / "pipeline" / "meta.json").read_text())
+    assert {"name": f"spacy-elmo biLM {DEFAULT_MODEL}", "license": "CC BY-SA 4.0"} in meta["sources"]
+    kept = spacy.blank("en")
+    kept.add_pipe("elmo", config={"model": {"keep_softmax": True}})
+    kept.initialize()
+    assert kept.get_pipe("elmo").bilm.softmax is not None
+
+
+def test_a_pipeline_in_another_language_is_warned_about_the_english_model():
+    nlp = spacy.blank("de")
+    nlp.add_pipe("elmo")
+    with pytest.warns(UserWarning, match="language is 'de'.*trained on 'en'"):
+        nlp.initialize()

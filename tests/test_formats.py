@@ -121,6 +121,12 @@ def test_missing_files_are_named(tmp_path, allennlp_model_files):
         load_bilm(tmp_path / "w.hdf5")
 
 
+def test_a_text_file_is_named_as_not_hdf5_before_options_are_asked_for(tmp_path):
+    (tmp_path / "notes.txt").write_text("not weights\n")
+    with pytest.raises(ModelFormatError, match="notes.txt: not an HDF5 file"):
+        load_bilm(tmp_path / "notes.txt")
+
+
 def test_truncated_hdf5_is_named(tmp_path, allennlp_model_files):
     weights, options = allennlp_model_files
     data = weights.read_bytes()

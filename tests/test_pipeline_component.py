@@ -244,3 +244,10 @@ def test_readme_settings_tables_give_the_defaults_of_the_settings_classes():
     for cls in (ElmoSettings, ElmoModelSettings):
         for field in dataclasses.fields(cls):
             assert documented.get(field.name, "missing") == field.default, field.name
+
+
+def test_a_layer_index_written_as_text_or_a_whole_float_is_that_index():
+    for written in ("1", 1.0):
+        assert spacy.blank("en").add_pipe("elmo", config={"layer": written}).settings.layer == 1
+    with pytest.raises(ValueError, match="'layer' must be an index or one of .* got 1.5"):
+        spacy.blank("en").add_pipe("elmo", config={"layer": 1.5})

@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import spacy
 from spacy.tokens import DocBin
 
@@ -50,3 +51,8 @@ def test_spacy_train_load_and_package(allennlp_model_files, tmp_path):
               "--name", "elmo_test", "--version", "0.0.1", "--build", "none")  # fmt: skip
     meta = (tmp_path / "pkg" / "en_elmo_test-0.0.1" / "meta.json").read_text()
     assert '"spacy-elmo>=' in meta
+
+
+@pytest.mark.parametrize("config", sorted(p.name for p in (REPO / "configs").glob("*.cfg")))
+def test_shipped_configs_pass_spacy_debug_config(config):
+    spacy_cli("debug", "config", str(REPO / "configs" / config), "--paths.train", "train.spacy", "--paths.dev", "dev.spacy")

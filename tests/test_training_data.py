@@ -76,12 +76,14 @@ def test_spacy_tokenizer_drops_whitespace_tokens():
     assert tokenize("Don't  stop\tnow.") == ["Do", "n't", "stop", "now", "."]
 
 
-def test_bad_lines_are_skipped_and_counted_with_location(tmp_path):
+def test_bad_lines_are_skipped_and_counted_with_location(tmp_path, caplog):
     path = tmp_path / "mixed.txt"
     path.write_bytes(b"good line\n\xff\xfe broken\n" + b"x" * 100_000 + b"\nlast one\n")
     corpus = TextCorpus([path], split, max_line_chars=1000)
     counts = Counter()
-    stats = corpus.scan(counts)
+    with caplog.at_level("WARNING"):
+        stats = corpus.scan(counts)
+    assert f"skipping {path}:2: not UTF-8" in caplog.text and f"skipping {path}:3: too long" in caplog.text
     assert stats.sentences == 2 and stats.tokens == 4
     assert stats.skipped == {"not UTF-8": 1, "too long (over 1000 characters)": 1}
     assert stats.first_skip["not UTF-8"] == f"{path}:2"

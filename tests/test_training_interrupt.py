@@ -64,10 +64,13 @@ def test_interrupted_and_resumed_run_equals_an_uninterrupted_one(tmp_path):
             break
         time.sleep(0.02)
     stdout, stderr = process.communicate(timeout=120)
-    assert process.returncode == 0, stdout + stderr
+    assert process.returncode == 130, stdout + stderr
     stopped_at = json.loads(metrics.read_text().splitlines()[-1])["step"]
     assert 5 <= stopped_at < STEPS, "the run ended before it could be interrupted"
-    assert f"steps {stopped_at}," in stdout
+    assert f"steps {stopped_at}," in stdout and "stopped: interrupted" in stdout
+    assert f"checkpoints/step-{stopped_at:09d}" in stderr
+    assert f"python -m spacy_elmo pretrain {out} --resume" in stderr
+    assert not (out / "model").exists()
     assert [p.name for p in (out / "checkpoints").iterdir()] == [f"step-{stopped_at:09d}"]
 
     # One thread here, as in the subprocess: sums must run in the same order to give the same floats.

@@ -10,6 +10,7 @@ import torch
 from typer.testing import CliRunner
 
 from spacy_elmo.bilm import load_bilm
+from spacy_elmo.bilm.loading import DEFAULT_MODEL
 from spacy_elmo.cli.app import app
 from spacy_elmo.cli import main as _register_commands  # noqa: F401
 from spacy_elmo.training import TrainingSettings, TrainingSetupError, evaluate_perplexity, pretrain, resume
@@ -83,7 +84,8 @@ def test_resumed_run_ends_with_the_weights_of_an_uninterrupted_one(tmp_path):
     options = preset_options("tiny")
     whole = pretrain(tmp_path / "whole", [text], options, quick_settings(max_steps=7), show_progress=False)
     part = pretrain(tmp_path / "part", [text], options, quick_settings(max_steps=3), show_progress=False)
-    assert part.steps == 3
+    assert part.steps == 3 and part.stopped_by == "--max-steps 3 reached"
+    assert part.checkpoint == tmp_path / "part" / "checkpoints" / "step-000000003"
     assert sorted(p.name for p in (tmp_path / "part" / "checkpoints").iterdir()) == [
         "step-000000002",
         "step-000000003",
@@ -285,3 +287,25 @@ def test_a_diverging_run_stops_with_a_clear_error_and_keeps_good_checkpoints(tmp
     for checkpoint in (tmp_path / "run" / "checkpoints").glob("step-*"):
         weights = load_bilm(checkpoint / "model").state_dict()
         assert all(torch.isfinite(t).all() for t in weights.values())
+
+
+def test_the_run_says_which_budget_ended_it(tmp_path):
+    text = write_corpus(tmp_path / "text.txt")
+    options = preset_options("tiny")
+    by_tokens = pretrain(tmp_path / "t", [text], options, quick_settings(token_budget=40), show_progress=False)
+    assert by_tokens.stopped_by == "--token-budget 40 reached" and by_tokens.tokens >= 40
+    by_epochs = pretrain(tmp_path / "e", [text], options, quick_settings(n_epochs=1), show_progress=False)
+    assert by_epochs.stopped_by == "the training text ended (1 epoch, --epochs)"
+
+
+def test_commands_take_a_bundled_model_by_name(tmp_path):
+    text = write_corpus(tmp_path / "text.txt", n_lines=8)
+    result = run_cli("evaluate", DEFAULT_MODEL, text, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output.strip().splitlines()[-1])["tokens"] > 0
+    result = run_cli(
+        "pretrain", tmp_path / "tuned", text, "--init", DEFAULT_MODEL, "--max-steps", "1", "--batch-size", "2",
+        "--unroll-steps", "5", "--negatives", "16", "--quiet",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "tuned" / "run.json").read_text())["init"].endswith(DEFAULT_MODEL)

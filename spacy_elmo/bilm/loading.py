@@ -27,13 +27,14 @@ def resolve_model_path(source: Optional[PathLike]) -> Path:
     path = Path(source)
     if path.exists():
         return path
-    if isinstance(source, str) and "/" not in source and "\\" not in source and not path.suffix:
-        folder = BUNDLED_DIR / source
+    name = str(source)
+    if "/" not in name and "\\" not in name and not path.suffix:
+        folder = BUNDLED_DIR / name
         if (folder / "config.json").is_file():
             return folder
         available = ", ".join(bundled_models()) or "none"
         raise BundledModelNotFound(
-            f"no bundled model named {source!r} in this installation (bundled: {available}); "
+            f"no bundled model named {name!r} in this installation (bundled: {available}); "
             "pass a native model folder, or an original weights .hdf5 with options=OPTIONS.json"
         )
     raise ModelFormatError(f"{source}: no such file or folder")
@@ -75,6 +76,13 @@ def load_bilm(
                 )
             bilm = load_original(weights[0], options or path / "options.json")
     else:
+        import h5py
+
+        if not h5py.is_hdf5(path):
+            raise ModelFormatError(
+                f"{path}: not an HDF5 file, so neither original ELMo weights (.hdf5) nor a native "
+                "model folder (config.json + model.safetensors)"
+            )
         if options is None:
             sibling = path.parent / "options.json"
             if not sibling.is_file():

@@ -76,6 +76,11 @@ class BiLM(nn.Module):
             nn.init.normal_(self.softmax.weight, 0.0, 1.0 / self.config.projection_dim**0.5)
             self.softmax.bias.zero_()
 
+    def drop_softmax(self) -> None:
+        """Forget the softmax and its vocabulary (the embeddings do not use them)."""
+        self.softmax = None
+        self.vocab = None
+
     def reset_states(self) -> None:
         """Forget the LSTM states carried between stateful calls."""
         self._state = None

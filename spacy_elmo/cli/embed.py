@@ -21,7 +21,7 @@ def embed_command(
     output: Path = typer.Option(..., "--output", "-o", help="hdf5 file to write"),
     model: Optional[str] = typer.Option(None, help="Bundled model name, native model folder, or weights .hdf5 (default: bundled)"),
     options: Optional[Path] = typer.Option(None, help="options.json of a weights .hdf5"),
-    tokenize: str = typer.Option("whitespace", help="'whitespace' (as the original tools) or 'spacy'"),
+    tokenize: str = typer.Option("spacy", help="'spacy' (the tokenizer of --lang, as the component sees text) or 'whitespace' (as the original tools)"),
     lang: str = typer.Option("en", help="spaCy language for --tokenize spacy and --sentences"),
     sentences: bool = typer.Option(False, "--sentences", help="Read each line sentence by sentence (spaCy sentencizer)"),
     batch_size: int = typer.Option(64, help="Most sequences per biLM forward pass"),
@@ -47,7 +47,7 @@ def embed_file(
     *,
     model: Optional[str] = None,
     options: Optional[Path] = None,
-    tokenize: str = "whitespace",
+    tokenize: str = "spacy",
     lang: str = "en",
     sentences: bool = False,
     batch_size: int = 64,
@@ -66,6 +66,11 @@ def embed_file(
         raise SpacyElmoError(f"unknown --tokenize {tokenize!r}; use one of {TOKENIZERS}")
     if not input_path.is_file():
         raise SpacyElmoError(f"input file not found: {input_path}")
+    if not output.parent.is_dir():
+        raise SpacyElmoError(f"the folder of the output file does not exist: {output.parent}")
+    n_lines = sum(1 for _ in _lines(input_path))
+    if n_lines == 0:
+        raise SpacyElmoError(f"{input_path} is empty: nothing to embed")
     nlp = spacy.blank(lang)
     if sentences:
         nlp.add_pipe("sentencizer")
@@ -73,7 +78,6 @@ def embed_file(
                    "max_tokens": max_tokens, "device": device, "dtype": dtype}  # fmt: skip
     nlp.add_pipe("elmo", config={"model": model_block})
     nlp.initialize()
-    n_lines = sum(1 for _ in _lines(input_path))
     docs: Iterator = (Doc(nlp.vocab, words=line.split()) if tokenize == "whitespace" else line for line in _lines(input_path))
     index: Dict[str, int] = {}
     with h5py.File(output, "w") as out:
@@ -86,6 +90,12 @@ def embed_file(
 
 
 def _lines(path: Path) -> Iterator[str]:
-    with path.open(encoding="utf8") as handle:
-        for line in handle:
-            yield line.rstrip("\n")
+    """The lines of a UTF-8 text file; a line that is not UTF-8 is an error naming file:line."""
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            try:
+                yield raw.decode("utf8").rstrip("\r\n")
+            except UnicodeDecodeError as err:
+                raise SpacyElmoError(
+                    f"{path}:{number}: not UTF-8 text ({err.reason} at byte {err.start}); embed reads UTF-8 text files"
+                ) from None

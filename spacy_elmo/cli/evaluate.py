@@ -5,19 +5,20 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from tqdm import tqdm
 
 from ..bilm import load_bilm
+from ..bilm.model_info import read_model_info
 from ..errors import SpacyElmoError
 from ..training.corpus import DEFAULT_MAX_LINE_CHARS, TextCorpus, make_tokenizer
 from ..training.evaluation import evaluate_perplexity
-from ..training.trainer import MODEL_INFO_FILE
 from .app import app
 
 
 @app.command("evaluate")
 def evaluate_command(
-    model: Path = typer.Argument(
-        ..., help="Native model folder with a softmax (e.g. OUTPUT_DIR/model from pretrain)"
+    model: str = typer.Argument(
+        ..., help="Native model folder with a softmax (e.g. OUTPUT_DIR/model from pretrain), or a bundled model's name"
     ),
     text: Path = typer.Argument(..., help="Text file: .txt, .gz or .jsonl, one sentence or paragraph per line"),
     lang: Optional[str] = typer.Option(None, help="spaCy tokenizer language (default: the model's, else en)"),
@@ -26,15 +27,19 @@ def evaluate_command(
     max_line_chars: int = typer.Option(DEFAULT_MAX_LINE_CHARS, help="Skip (and count) longer lines"),
     device: str = typer.Option("cpu", help="cpu or cuda"),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON"),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar"),
 ) -> None:
     """Forward, backward and mean perplexity of a biLM on a text (full softmax, as bilm-tf's run_test)."""
     try:
         bilm = load_bilm(model, device=device)
-        info_path = model / MODEL_INFO_FILE
-        if lang is None and info_path.is_file():
-            lang = json.loads(info_path.read_text(encoding="utf8")).get("lang")
+        lang = lang or read_model_info(model).get("lang")
         corpus = TextCorpus([text], make_tokenizer(lang or "en"), max_line_chars)
-        result = evaluate_perplexity(bilm, corpus.texts(), batch_size=batch_size, unroll_steps=unroll_steps)
+        sentences = list(corpus.texts())
+        targets = sum(len(sentence) + 1 for sentence in sentences)
+        with tqdm(total=targets, unit="token", disable=quiet or as_json, dynamic_ncols=True) as bar:
+            result = evaluate_perplexity(
+                bilm, sentences, batch_size=batch_size, unroll_steps=unroll_steps, progress=bar.update
+            )
     except (SpacyElmoError, OSError) as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1)

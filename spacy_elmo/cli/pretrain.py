@@ -19,6 +19,7 @@ _SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _COUNT = re.compile(r"^\s*([0-9.]+(?:e[0-9]+)?)\s*([kmb]?)\s*$", re.IGNORECASE)
 _SCALE = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9}
 
+EXIT_INTERRUPTED = 130  # the shell's code for a process stopped by Ctrl-C
 
 @app.command("pretrain")
 def pretrain_command(
@@ -31,7 +32,7 @@ def pretrain_command(
         None, "--set", help="Architecture setting KEY=VALUE, e.g. lstm.dim=512 or n_highway=2 (repeatable)"
     ),
     init: Optional[Path] = typer.Option(
-        None, help="Fine-tune this model: native folder, or original .hdf5 (with --init-options)"
+        None, help="Fine-tune this model: a bundled model's name, a native folder, or original .hdf5 (with --init-options)"
     ),
     init_options: Optional[Path] = typer.Option(
         None, help="options.json of original hdf5 weights given to --init"
@@ -160,7 +161,7 @@ def pretrain_command(
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1)
     if not result.main_process:
-        return
+        raise typer.Exit(EXIT_INTERRUPTED if result.interrupted else 0)
     if result.loss is None and result.steps == 0:
         typer.echo("no training step was run (budget already reached or too little text for one batch)", err=True)
     typer.echo(
@@ -169,6 +170,11 @@ def pretrain_command(
     )
     if result.skipped:
         typer.echo("skipped lines: " + ", ".join(f"{n} {reason}" for reason, n in result.skipped.items()))
+    typer.echo(f"stopped: {result.stopped_by}")
+    if result.interrupted:
+        typer.echo(f"the run was interrupted; checkpoint: {result.checkpoint} (no model written)", err=True)
+        typer.echo(f"resume it with: python -m spacy_elmo pretrain {result.output_dir} --resume", err=True)
+        raise typer.Exit(EXIT_INTERRUPTED)
     if result.heldout is not None:
         h = result.heldout
         typer.echo(f"held-out perplexity {h.mean:.2f} (forward {h.forward:.2f}, backward {h.backward:.2f})")

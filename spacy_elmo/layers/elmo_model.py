@@ -37,6 +37,8 @@ class ElmoModelSettings:
     max_tokens (int): most padded token slots per forward pass, bounding memory.
     device (str): "auto" (follow spaCy's GPU setting), "cpu", "cuda", "cuda:N" or "mps".
     dtype (str): "float32" or "bfloat16" for the biLM's weights; outputs are float32.
+    keep_softmax (bool): keep the biLM's softmax (for perplexities); features do not need it,
+        so by default it is dropped when the weights are read and not saved with a pipeline.
     """
 
     bilm: Optional[str] = None
@@ -48,6 +50,7 @@ class ElmoModelSettings:
     max_tokens: int = 4096
     device: str = "auto"
     dtype: str = "float32"
+    keep_softmax: bool = False
 
     def __post_init__(self) -> None:
         for key in ("window", "stride", "batch_size", "max_tokens"):
@@ -98,8 +101,10 @@ def ensure_loaded(model: Model) -> Any:
 
 
 def init(model: Model, X: Optional[List[Doc]] = None, Y: Optional[Any] = None) -> None:
-    """Load the biLM's weights from the configured `bilm` (and `options`)."""
+    """Load the biLM's weights from the configured `bilm` (and `options`), and what its folder
+    says about it (`model.attrs["bilm_info"]`: name, lang, license where known)."""
     from ..bilm import load_bilm
+    from ..bilm.model_info import read_model_info
 
     settings: ElmoModelSettings = model.attrs["settings"]
     try:
@@ -108,6 +113,10 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y: Optional[Any] = None) -
         raise type(err)(f"elmo model: {err}") from err
     except OSError as err:
         raise SpacyElmoError(f"elmo model: cannot read the biLM at {settings.bilm!r}: {err}") from err
+    if not settings.keep_softmax:
+        bilm.drop_softmax()
+    info = read_model_info(settings.bilm)
+    model.attrs["bilm_info"] = {key: info[key] for key in ("name", "lang", "license") if key in info}
     _set_bilm(model, _place(bilm, settings, None))
 
 

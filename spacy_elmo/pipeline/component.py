@@ -1,5 +1,6 @@
 """The `elmo` pipeline component: runs its model (`spacy-elmo.ElmoModel.v1`) over docs, sets
 `doc._.elmo`, `span._.elmo`, `token._.elmo`, and shares the layers with downstream listeners."""
+import warnings
 from functools import partial
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -30,7 +31,7 @@ def make_elmo(
     nlp: Language,
     name: str,
     model: Model[List[Doc], List[Floats3d]],
-    layer: Union[int, str],
+    layer: Union[int, float, str],
     mix_weights: Optional[List[float]],
     mix_gamma: float,
     store: str,
@@ -44,7 +45,7 @@ def make_elmo(
         `spacy-elmo.ElmoModel.v1`, whose block also names the weights (`bilm`).
     """
     settings = ElmoSettings(layer, mix_weights, mix_gamma, store, set_vectors, frozen, feature_cache_mb)
-    return Elmo(nlp.vocab, model, name, settings=settings)
+    return Elmo(nlp.vocab, model, name, settings=settings, lang=nlp.lang)
 
 
 class Elmo(TrainablePipe):
@@ -56,8 +57,17 @@ class Elmo(TrainablePipe):
     n_tokens, width) arrays of zeros; a one-token doc is read as a one-token sentence.
     """
 
-    def __init__(self, vocab: Vocab, model: Model, name: str = "elmo", *, settings: Optional[ElmoSettings] = None) -> None:
+    def __init__(
+        self,
+        vocab: Vocab,
+        model: Model,
+        name: str = "elmo",
+        *,
+        settings: Optional[ElmoSettings] = None,
+        lang: Optional[str] = None,
+    ) -> None:
         self.vocab = vocab
+        self.lang = lang
         self.model = model
         self.name = name
         self.settings = settings or ElmoSettings()
@@ -82,12 +92,19 @@ class Elmo(TrainablePipe):
         return get_bilm(self.model)
 
     def initialize(self, get_examples: Optional[Callable[[], Iterable[Example]]] = None, *, nlp: Optional[Language] = None) -> None:
-        """Load the biLM's weights from the source named in the model block."""
+        """Load the biLM's weights from the source named in the model block; record the biLM's
+        name and licence in the pipeline's meta (`sources`), so a saved pipeline carries them."""
         try:
             self.model.initialize()
         except ValueError as err:
             raise type(err)(f"elmo component '{self.name}': {err}") from err
         self._attach()
+        info = self.model.attrs.get("bilm_info") or {}
+        if nlp is not None and info.get("name"):
+            source = {"name": f"spacy-elmo biLM {info['name']}", "license": info.get("license", "")}
+            sources = nlp.meta.setdefault("sources", [])
+            if source not in sources:
+                sources.append(source)
 
     def _ensure_loaded(self) -> None:
         if self.bilm is None:
@@ -101,6 +118,13 @@ class Elmo(TrainablePipe):
         s = self.settings
         self.layer_coefficients = layer_coefficients(s.layer, bilm.n_layers, s.mix_weights, s.mix_gamma)
         bilm.requires_grad_(not s.frozen)
+        model_lang = (self.model.attrs.get("bilm_info") or {}).get("lang")
+        if self.lang and model_lang and model_lang != self.lang:
+            warnings.warn(
+                f"elmo component '{self.name}': the pipeline's language is {self.lang!r}, but its biLM was "
+                f"trained on {model_lang!r} text; set [components.{self.name}.model] bilm to a {self.lang!r} model",
+                stacklevel=2,
+            )
         self.feature_cache.clear()
         for listener in self.listeners:
             self._set_listener_dims(listener)

@@ -33,11 +33,21 @@ class ElmoSettings:
     feature_cache_mb: int = 1024
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "layer", _layer_index(self.layer))
         check_layer_spec(self.layer, self.mix_weights, self.mix_gamma)
         if self.store not in STORES:
             raise ConfigError(f"elmo: unknown 'store' {self.store!r}; use one of {STORES}")
         if isinstance(self.feature_cache_mb, bool) or not isinstance(self.feature_cache_mb, int) or self.feature_cache_mb < 0:
             raise ConfigError(f"elmo: 'feature_cache_mb' must be a whole number, 0 or more, got {self.feature_cache_mb!r}")
+
+
+def _layer_index(layer: Any) -> Any:
+    """A layer index written as "1" or 1.0 is the index 1; anything else is left to the checks."""
+    if isinstance(layer, str) and layer.strip().isdigit():
+        return int(layer)
+    if isinstance(layer, float) and layer.is_integer():
+        return int(layer)
+    return layer
 
 
 def default_config() -> Dict[str, Any]:

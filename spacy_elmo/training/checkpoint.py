@@ -34,10 +34,15 @@ class Checkpoint:
     optimizer_meta: Dict[str, Any]
 
 
+def checkpoint_path(root: Path, step: int) -> Path:
+    """The folder of the checkpoint of `step`: ``root/step-NNNNNNNNN``."""
+    return root / f"{STEP_PREFIX}{step:09d}"
+
+
 def write_checkpoint(root: Path, step: int, checkpoint: Checkpoint, keep: int) -> Path:
     """Write `checkpoint` as ``root/step-NNNNNNNNN`` and delete all but the `keep` newest."""
     root.mkdir(parents=True, exist_ok=True)
-    final = root / f"{STEP_PREFIX}{step:09d}"
+    final = checkpoint_path(root, step)
     temp = root / f"{TEMP_PREFIX}{final.name}"
     for leftover in root.glob(f"{TEMP_PREFIX}*"):  # from a process killed while writing
         shutil.rmtree(leftover, ignore_errors=True)

@@ -8,6 +8,7 @@ surface before hours of training rather than during them.
 
 import gzip
 import json
+import logging
 import random
 import zlib
 from collections import Counter
@@ -17,6 +18,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .errors import CorpusError, TrainingSetupError
 
+logger = logging.getLogger(__name__)
 Tokenizer = Callable[[str], List[str]]
 DEFAULT_MAX_LINE_CHARS = 20_000
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
@@ -68,8 +70,11 @@ class CorpusStats:
     first_skip: Dict[str, str] = field(default_factory=dict)
 
     def skip(self, reason: str, where: str) -> None:
+        """Count a skipped line; the first of each reason is also logged, naming file:line."""
         self.skipped[reason] += 1
-        self.first_skip.setdefault(reason, where)
+        if reason not in self.first_skip:
+            self.first_skip[reason] = where
+            logger.warning("skipping %s: %s (further such lines are counted)", where, reason)
 
     def describe_skips(self) -> str:
         """E.g. "3 lines not UTF-8 (first: a.txt:12)"; empty when nothing was skipped."""

@@ -2,7 +2,7 @@
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, List, Optional
+from typing import Any, Callable, Iterable, List, Optional
 
 import torch
 from torch.nn import functional as F
@@ -29,11 +29,17 @@ class Perplexity:
 
 
 def evaluate_perplexity(
-    bilm: BiLM, sentences: Iterable[List[str]], batch_size: int = 64, unroll_steps: int = 20
+    bilm: BiLM,
+    sentences: Iterable[List[str]],
+    batch_size: int = 64,
+    unroll_steps: int = 20,
+    progress: Optional[Callable[[int], Any]] = None,
 ) -> Perplexity:
     """Run the biLM over `sentences` as training streams them (rows, carried LSTM state) and
     score every target with the full softmax. Restores the model's training mode afterwards.
 
+    progress (Optional[Callable[[int], Any]]): called with the number of targets scored (per
+        direction: each sentence's tokens and one marker) after each window, e.g. `tqdm.update`.
     RETURNS (Perplexity): with `n_tokens` the targets scored per direction.
     """
     if bilm.softmax is None or bilm.vocab is None:
@@ -62,6 +68,8 @@ def evaluate_perplexity(
                         bilm.softmax, top[direction][batch.mask], batch.targets[direction][batch.mask]
                     )
                 n_tokens += batch.n_tokens
+                if progress is not None:
+                    progress(batch.n_tokens)
     finally:
         bilm.train(was_training)
     if n_tokens == 0:

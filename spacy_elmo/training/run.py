@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import torch
 
 from ..bilm import BiLM, BiLMConfig, load_bilm
+from ..bilm.loading import resolve_model_path
 from ..bilm.vocab_file import VOCAB_FILE
 from ..errors import SpacyElmoError
 from .checkpoint import latest_checkpoint, read_checkpoint
@@ -42,7 +43,8 @@ def pretrain(
     """Train a biLM from raw text into `output_dir` (which must not hold a run yet).
 
     options (Optional[Dict]): the architecture (original options.json schema); not with `init`.
-    init (Optional[Path]): a native model folder or original hdf5 weights to fine-tune.
+    init (Optional[Path]): a bundled model's name, a native model folder or original hdf5 weights
+        to fine-tune.
     init_options (Optional[Path]): the options.json of original hdf5 weights.
     vocab_path (Optional[Path]): a softmax vocabulary file instead of one built from the text.
     export (bool): also write the model in the original format (options.json + hdf5).
@@ -58,7 +60,7 @@ def pretrain(
         spec = {
             "train": [str(Path(p).resolve()) for p in train_paths],
             "heldout": str(Path(heldout_path).resolve()) if heldout_path else None,
-            "init": str(Path(init).resolve()) if init else None,
+            "init": str(resolve_model_path(init).resolve()) if init else None,
             "settings": settings.to_dict(),
             "world_size": processes.world_size,
         }

@@ -18,7 +18,8 @@ from tqdm import tqdm
 
 from ..bilm import BiLM, export_original, save_bilm
 from .batcher import RowBatcher, to_tensors
-from .checkpoint import Checkpoint, write_checkpoint
+from ..bilm.model_info import MODEL_INFO_FILE
+from .checkpoint import Checkpoint, checkpoint_path, write_checkpoint
 from .corpus import CorpusStats, Cursor, TextCorpus
 from .distributed import Processes, all_agree, gather, wrap_model
 from .errors import TrainingDiverged
@@ -33,7 +34,9 @@ METRICS_FILE = "metrics.jsonl"
 MODEL_DIR = "model"
 ORIGINAL_DIR = "original"
 # Written next to the native model: how its text was tokenized, for `evaluate` and fine-tuning.
-MODEL_INFO_FILE = "pretrain.json"
+
+
+INTERRUPTED = "interrupted (Ctrl-C or SIGTERM)"
 
 
 @dataclass
@@ -46,6 +49,9 @@ class PretrainResult:
     heldout (Optional[Perplexity]): the final held-out perplexity, when a held-out file was given.
     skipped (Dict[str, int]): lines of the training text skipped, by reason.
     main_process (bool): whether this process is the one that reports.
+    stopped_by (str): what ended the run: a budget, the end of the text, or an interruption
+        (`INTERRUPTED`; the model is then not written, the checkpoint is).
+    checkpoint (Optional[Path]): the newest checkpoint.
     """
 
     output_dir: Path
@@ -56,6 +62,12 @@ class PretrainResult:
     heldout: Optional[Perplexity] = None
     skipped: Dict[str, int] = field(default_factory=dict)
     main_process: bool = True
+    stopped_by: str = ""
+    checkpoint: Optional[Path] = None
+
+    @property
+    def interrupted(self) -> bool:
+        return self.stopped_by == INTERRUPTED
 
 
 class Trainer:
@@ -145,10 +157,16 @@ class Trainer:
             dynamic_ncols=True,
         )
         previous_handlers = self._catch_stop_signals()
+        stopped_by = ""
         try:
-            while all_agree(self._within_budget(start), self.processes):
+            while all_agree(self._finite and not (stopped_by := self._stop_reason(start)), self.processes):
                 window = self.batcher.next_window()
                 if not all_agree(window is not None, self.processes):
+                    stopped_by = "the training text ended" + (
+                        f" ({settings.n_epochs} epoch{'s' if settings.n_epochs != 1 else ''}, --epochs)"
+                        if settings.n_epochs is not None
+                        else ""
+                    )
                     break
                 losses = self._train_step(window)
                 loss = float(losses.mean())
@@ -201,8 +219,10 @@ class Trainer:
             (self.tokens - start_tokens) / max(training_seconds, 1e-9),
             skipped=dict(self.stats.skipped) if self.stats else {},
             main_process=self.processes.is_main,
+            stopped_by=stopped_by or self._stop_reason(start) or "",
+            checkpoint=checkpoint_path(self.output_dir / CHECKPOINT_DIR, self.last_checkpoint) if self.last_checkpoint >= 0 else None,
         )
-        if self.processes.is_main:
+        if self.processes.is_main and not result.interrupted:
             result.heldout = self._finish(export)
         return result
 
@@ -224,14 +244,18 @@ class Trainer:
     def _weights_finite(self) -> bool:
         return all(bool(torch.isfinite(p).all()) for p in self.parameters)
 
-    def _within_budget(self, start: float) -> bool:
+    def _stop_reason(self, start: float) -> str:
+        """Why the run must stop now ("" while it may go on)."""
         s = self.settings
-        return self._finite and not (
-            self._stop_signal
-            or (s.max_steps is not None and self.step >= s.max_steps)
-            or (s.token_budget is not None and self.tokens >= s.token_budget)
-            or (s.max_seconds is not None and time.monotonic() - start >= s.max_seconds)
-        )
+        if self._stop_signal:
+            return INTERRUPTED
+        if s.max_steps is not None and self.step >= s.max_steps:
+            return f"--max-steps {s.max_steps:,} reached"
+        if s.token_budget is not None and self.tokens >= s.token_budget:
+            return f"--token-budget {s.token_budget:,} reached"
+        if s.max_seconds is not None and time.monotonic() - start >= s.max_seconds:
+            return f"--max-time {s.max_seconds:,.0f} s reached"
+        return ""
 
     def _planned_steps(self) -> Optional[int]:
         s = self.settings
