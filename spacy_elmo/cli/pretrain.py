@@ -21,6 +21,7 @@ _SCALE = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9}
 
 EXIT_INTERRUPTED = 130  # the shell's code for a process stopped by Ctrl-C
 
+
 @app.command("pretrain")
 def pretrain_command(
     output_dir: Path = typer.Argument(..., help="Folder for run.json, checkpoints and the trained model/"),
