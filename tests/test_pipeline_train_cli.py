@@ -15,12 +15,14 @@ TEXTS = [
 ]
 
 
-def write_corpus(path: Path) -> None:
+def write_corpus(path: Path, tags: bool = False) -> None:
     nlp = spacy.blank("en")
     docs = []
     for text, spans in TEXTS:
         doc = nlp.make_doc(text)
         doc.ents = [doc.char_span(s, e, label=label) for s, e, label in spans]
+        for token in doc if tags else []:
+            token.tag_ = "CAP" if token.is_title else "LOW"
         docs.append(doc)
     DocBin(docs=docs).to_disk(path)
 
@@ -56,3 +58,33 @@ def test_spacy_train_load_and_package(allennlp_model_files, tmp_path):
 @pytest.mark.parametrize("config", sorted(p.name for p in (REPO / "configs").glob("*.cfg")))
 def test_shipped_configs_pass_spacy_debug_config(config):
     spacy_cli("debug", "config", str(REPO / "configs" / config), "--paths.train", "train.spacy", "--paths.dev", "dev.spacy")
+
+
+def test_init_config_wires_a_listener_into_every_component_and_trains(allennlp_model_files, tmp_path):
+    weights, options = allennlp_model_files
+    config = tmp_path / "config.cfg"
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy_elmo", "init-config", str(config), "--pipeline", "ner,tagger",
+         "--bilm", str(weights), "--options", str(options)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    text = config.read_text()
+    assert 'pipeline = ["elmo","ner","tagger"]' in text.replace(", ", ",") and "spacy.Tok2VecListener" not in text
+    assert text.count('@architectures = "spacy-elmo.ElmoListener.v1"') == 2
+    write_corpus(tmp_path / "train.spacy", tags=True)
+    spacy_cli("train", str(config), "--output", str(tmp_path / "out"), "--paths.train", str(tmp_path / "train.spacy"),
+              "--paths.dev", str(tmp_path / "train.spacy"), "--training.max_steps", "4", "--training.eval_frequency", "2")  # fmt: skip
+    nlp = spacy.load(tmp_path / "out" / "model-best")
+    assert nlp.get_pipe("elmo").listening_components == ["ner", "tagger"]
+
+
+def test_an_elmo_component_nobody_listens_to_is_warned_about(allennlp_model_files):
+    from .elmo_pipeline_helpers import elmo_config
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config=elmo_config(allennlp_model_files))
+    nlp.add_pipe("ner")  # spaCy's own tok2vec: the biLM would run for nothing
+    nlp.get_pipe("ner").add_label("PER")
+    with pytest.warns(UserWarning, match="no component listens to it"):
+        nlp.initialize()

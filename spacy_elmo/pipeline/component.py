@@ -99,6 +99,14 @@ class Elmo(TrainablePipe):
         except ValueError as err:
             raise type(err)(f"elmo component '{self.name}': {err}") from err
         self._attach()
+        trainable = [name for name, pipe in (nlp.pipeline if nlp else []) if name != self.name and isinstance(pipe, TrainablePipe)]
+        if trainable and not self.listeners:
+            warnings.warn(
+                f"elmo component '{self.name}': no component listens to it, so {', '.join(trainable)} do not use "
+                "its features; give them a spacy-elmo.ElmoListener.v1 tok2vec (python -m spacy_elmo init-config "
+                "writes such a config)",
+                stacklevel=2,
+            )
         info = self.model.attrs.get("bilm_info") or {}
         if nlp is not None and info.get("name"):
             source = {"name": f"spacy-elmo biLM {info['name']}", "license": info.get("license", "")}
