@@ -1,47 +1,37 @@
 """The project's `smoke` workflow (`spacy project run smoke`) runs the whole chain end to end."""
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parents[1]
-DATA_DIRS = {"corpus_dir": "corpus", "uner_dir": "uner-ewt", "ud_dir": "ud-ewt"}
-DATA_FILES = [
-    "corpus/train.txt.gz",
-    "uner-ewt/en_ewt-ud-train.iob2",
-    "uner-ewt/en_ewt-ud-dev.iob2",
-    "uner-ewt/en_ewt-ud-test.iob2",
-    "ud-ewt/en_ewt-ud-train.conllu.gz",
-    "ud-ewt/en_ewt-ud-dev.conllu.gz",
-    "ud-ewt/en_ewt-ud-test.conllu.gz",
-]
+PROJECT_FILES = ("project.yml", "configs", "scripts", "data")
 
 
-def data_dir() -> Path:
-    """The shared data: $SPACY_ELMO_DATA, else ../shared/data."""
-    env = os.environ.get("SPACY_ELMO_DATA")
-    return (Path(env) if env else REPO.parent / "shared" / "data").resolve()
-
-
-def test_smoke_workflow(tmp_path):
-    data = data_dir()
-    missing = [name for name in DATA_FILES if not (data / name).is_file()]
-    if missing:
-        pytest.skip(f"shared data not found at {data} ({', '.join(missing)}); set SPACY_ELMO_DATA")
+def bare_project(tmp_path: Path) -> Path:
+    """The project's own files in a fresh folder, as on a clone without ../shared."""
     project = tmp_path / "project"
     project.mkdir()
-    shutil.copy(REPO / "project.yml", project)
-    for folder in ("configs", "scripts"):
-        shutil.copytree(REPO / folder, project / folder)
-    variables = []
-    for var, name in DATA_DIRS.items():
-        variables += [f"--vars.{var}", str(data / name)]
-    command = [sys.executable, "-m", "spacy", "project", "run", "smoke", str(project), *variables]
-    command += ["--vars.smoke_sentences", "200"]
+    for name in PROJECT_FILES:
+        if (REPO / name).is_dir():
+            shutil.copytree(REPO / name, project / name)
+        else:
+            shutil.copy(REPO / name, project)
+    return project
+
+
+def test_all_workflow_without_data_names_the_variable_to_set(tmp_path):
+    project = bare_project(tmp_path)
+    command = [sys.executable, "-m", "spacy", "project", "run", "check-data", str(project), "--vars.uner_dir", str(tmp_path / "none")]
+    result = subprocess.run(command, capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "Set --vars.uner_dir" in result.stdout + result.stderr and "en_ewt-ud-train.iob2" in result.stdout + result.stderr
+
+
+def test_smoke_workflow_runs_on_a_bare_clone(tmp_path):
+    project = bare_project(tmp_path)
+    command = [sys.executable, "-m", "spacy", "project", "run", "smoke", str(project)]
     result = subprocess.run(command, capture_output=True, text=True)
     assert result.returncode == 0, f"smoke workflow failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
 
