@@ -88,3 +88,41 @@ def test_an_elmo_component_nobody_listens_to_is_warned_about(allennlp_model_file
     nlp.get_pipe("ner").add_label("PER")
     with pytest.warns(UserWarning, match="no component listens to it"):
         nlp.initialize()
+
+
+OLD_CONFIG = """
+[paths]
+elmo_model = null
+elmo_options = null
+
+[nlp]
+lang = "en"
+pipeline = ["elmo"]
+
+[components]
+
+[components.elmo]
+factory = "elmo"
+model = ${paths.elmo_model}
+options = ${paths.elmo_options}
+layer = "top"
+context = "sentences"
+window = 200
+frozen = true
+"""
+
+
+def test_upgrade_config_moves_the_keys_of_a_0_1_config_into_the_model_block(tmp_path):
+    from spacy.util import load_config_from_str, load_model_from_config
+
+    from spacy_elmo.cli.upgrade_config import upgrade_config
+
+    with pytest.raises(Exception, match="context"):
+        load_model_from_config(load_config_from_str(OLD_CONFIG), auto_fill=True)
+    text, moved = upgrade_config(OLD_CONFIG)
+    assert moved == ["elmo.model -> elmo.model.bilm", "elmo.options", "elmo.context", "elmo.window"]
+    nlp = load_model_from_config(load_config_from_str(text), auto_fill=True)
+    elmo = nlp.get_pipe("elmo")
+    settings = elmo.model.attrs["settings"]
+    assert (settings.bilm, settings.context, settings.window, elmo.settings.layer) == (None, "sentences", 200, "top")
+    assert upgrade_config(text)[1] == []  # an upgraded config is left as it is
