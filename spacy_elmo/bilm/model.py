@@ -9,6 +9,7 @@ from torch import nn
 from .batching import length_batches
 from .characters import BOS_TOKEN, EOS_TOKEN, CharacterMapper
 from .config import BiLMConfig
+from .errors import ModelFormatError
 from .lstm import BiLstmStack, LayerState
 from .token_cache import DEFAULT_CACHE_BYTES, TokenEmbeddingCache
 from .token_encoder import CharTokenEncoder
@@ -177,27 +178,68 @@ class BiLM(nn.Module):
         Positions 0 and length+1 of the layers are the sentence markers; only the token layer
         is defined there.
         """
-        device = self.device
-        batch_size = len(sentences)
         lengths = [len(s) for s in sentences]
         n_steps = max(lengths, default=0) + 2
         vocabulary: dict = {BOS_TOKEN: 0, EOS_TOKEN: 1}
-        ids = np.full((batch_size, n_steps), -1, dtype=np.int64)  # -1: padding
+        ids = np.full((len(sentences), n_steps), -1, dtype=np.int64)  # -1: padding
         for row, sentence in enumerate(sentences):
             ids[row, 0] = 0
             for t, token in enumerate(sentence, start=1):
                 ids[row, t] = vocabulary.setdefault(token, len(vocabulary))
             ids[row, len(sentence) + 1] = 1
         table = self._token_table(list(vocabulary))
+        return self._run(table, torch.from_numpy(ids), torch.tensor(lengths, dtype=torch.int64), stateful), lengths
+
+    def char_id_layers(self, char_ids: torch.Tensor, stateful: bool = False) -> Tuple[torch.Tensor, torch.Tensor]:
+        """Run the biLM on character ids as AllenNLP's `batch_to_ids` makes them, every step
+        included: unlike `embed_batch`, the LSTM layers are also defined at the sentence markers
+        (AllenNLP's activations), since layer norm and `keep_sentence_boundaries` read them.
+
+        char_ids (torch.Tensor): (B, T, M) int ids of each token's characters; padded token slots
+            (after each sentence's tokens) are all zero.
+        stateful (bool): as for `embed_batch`.
+        RETURNS (Tuple[torch.Tensor, torch.Tensor]): layers (B, n_layers, T+2, 2P) with the
+            sentence markers at 0 and length+1, zero at padding, and the sentence lengths (B,).
+        """
+        if char_ids.dim() != 3 or char_ids.shape[-1] != self.characters.max_characters:
+            raise ModelFormatError(
+                f"character ids must have shape (batch, tokens, {self.characters.max_characters}), "
+                f"got {tuple(char_ids.shape)}"
+            )
+        char_ids = char_ids.to("cpu", torch.int64)
+        present = (char_ids > 0).any(-1)
+        lengths = present.sum(1)
+        if not bool((present == (torch.arange(present.shape[1]) < lengths.unsqueeze(1))).all()):
+            raise ModelFormatError("character ids: padded (all-zero) token slots must follow each sentence's tokens")
+        markers = torch.from_numpy(self.characters.encode([BOS_TOKEN, EOS_TOKEN]))
+        rows, inverse = torch.unique(char_ids[present], dim=0, return_inverse=True)
+        ids = torch.full((char_ids.shape[0], char_ids.shape[1] + 2), -1, dtype=torch.int64)
+        ids[:, 1:-1][present] = inverse + 2
+        ids[:, 0] = 0
+        ids[torch.arange(len(lengths)), lengths + 1] = 1
+        table = self.token_encoder(torch.cat([markers, rows]).to(self.device))
+        return self._run(table, ids, lengths, stateful, every_step=True), lengths
+
+    def _run(
+        self, table: torch.Tensor, ids: torch.Tensor, lengths: torch.Tensor, stateful: bool, every_step: bool = False
+    ) -> torch.Tensor:
+        """The layers (B, n_layers, T+2, 2P) of sentences given as rows of a token table whose
+        rows 0 and 1 are <S> and </S>; `ids` (B, T+2) index it, -1 for padding.
+
+        every_step (bool): stateless, also run the steps whose outputs only the markers have.
+        """
+        device = self.device
         table = torch.cat([table, table.new_zeros(1, table.shape[1])])  # row -1: padding
-        seq_lengths = torch.tensor(lengths, dtype=torch.int64) + 2
-        forward_ids = torch.from_numpy(ids)
-        reverse_ids = torch.gather(forward_ids, 1, _reverse_index(seq_lengths, n_steps))
-        both = torch.stack([forward_ids, reverse_ids]).to(device)  # (2, B, T) rows of the table
+        seq_lengths = lengths + 2
+        n_steps = ids.shape[1]
+        reverse_ids = torch.gather(ids, 1, _reverse_index(seq_lengths, n_steps))
+        both = torch.stack([ids, reverse_ids]).to(device)  # (2, B, T) rows of the table
         if stateful:
-            state = self._carried_state(batch_size)
+            state = self._carried_state(ids.shape[0])
             outputs, new_state = self.lstm(table, seq_lengths, state, token_ids=both)
-            self._store_state(new_state, batch_size)
+            self._store_state(new_state, ids.shape[0])
+        elif every_step:
+            outputs, _ = self.lstm(table, seq_lengths, None, token_ids=both)
         else:
             outputs = self._stateless_lstm(table, both, seq_lengths)
         back = _reverse_index(seq_lengths, n_steps).to(device)
@@ -206,7 +248,7 @@ class BiLM(nn.Module):
         for out in outputs:
             backward = torch.gather(out[1], 1, back.unsqueeze(-1).expand_as(out[1]))
             layers.append(torch.cat([out[0], backward], dim=-1))
-        return torch.stack(layers, dim=1), lengths
+        return torch.stack(layers, dim=1)
 
     def _stateless_lstm(self, table: torch.Tensor, token_ids: torch.Tensor, seq_lengths: torch.Tensor) -> List[torch.Tensor]:
         """Run the LSTMs from a zero state, skipping the steps every sentence shares or nobody reads.

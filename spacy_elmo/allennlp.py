@@ -1,0 +1,210 @@
+"""The names AllenNLP ELMo users import, on spacy-elmo's biLM: `Elmo`, `batch_to_ids`,
+`ElmoEmbedder`. Code written for `allennlp.modules.elmo` / `allennlp.commands.elmo` runs with
+the import changed:
+
+    from spacy_elmo.allennlp import Elmo, batch_to_ids      # was: from allennlp.modules.elmo import ...
+
+Differences, on purpose: the biLM is stateless by default (a sentence's vectors do not depend
+on the batches before it); `stateful=True` gives AllenNLP's behaviour, where each batch row
+starts from the LSTM state the same row ended with in the previous call. The weight files may
+also be a bundled model's name or a native model folder (then `options_file` is None).
+"""
+import json
+from pathlib import Path
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple, Union
+
+import numpy as np
+import torch
+from torch import nn
+
+from .bilm import BiLM, load_bilm
+from .bilm.characters import CharacterMapper
+from .bilm.scalar_mix import ScalarMix
+
+PathLike = Union[str, Path]
+# AllenNLP's ELMo character ids have 50 characters per token.
+MAX_CHARACTERS = 50
+
+
+def batch_to_ids(batch: List[List[str]]) -> torch.Tensor:
+    """Character ids (len(batch), longest, 50) of tokenized sentences; padded token slots are 0."""
+    mapper = CharacterMapper(MAX_CHARACTERS)
+    longest = max((len(sentence) for sentence in batch), default=0)
+    ids = torch.zeros((len(batch), longest, MAX_CHARACTERS), dtype=torch.int64)
+    for row, sentence in enumerate(batch):
+        if sentence:
+            ids[row, : len(sentence)] = torch.from_numpy(mapper.encode(sentence))
+    return ids
+
+
+class Elmo(nn.Module):
+    """ELMo representations: `num_output_representations` learned (or fixed) mixes of the biLM
+    layers, as `allennlp.modules.elmo.Elmo` computes them.
+
+    options_file (Optional[PathLike]): the options.json of `weight_file`; None for a bundled
+        model's name or a native model folder.
+    weight_file (PathLike): original weights .hdf5, a native model folder or a bundled name.
+    num_output_representations (int): how many mixes to return.
+    requires_grad (bool): fine-tune the biLM's weights.
+    do_layer_norm (bool): normalize each layer before mixing.
+    dropout (float): on each representation.
+    keep_sentence_boundaries (bool): keep the <S> and </S> positions.
+    scalar_mix_parameters (Optional[List[float]]): fixed pre-softmax layer weights; None learns them.
+    stateful (bool): carry each batch row's LSTM state into the next call (AllenNLP's behaviour).
+    """
+
+    def __init__(
+        self,
+        options_file: Optional[PathLike],
+        weight_file: PathLike,
+        num_output_representations: int,
+        requires_grad: bool = False,
+        do_layer_norm: bool = False,
+        dropout: float = 0.5,
+        keep_sentence_boundaries: bool = False,
+        scalar_mix_parameters: Optional[List[float]] = None,
+        stateful: bool = False,
+    ) -> None:
+        super().__init__()
+        self._bilm: BiLM = load_bilm(weight_file, options=options_file)
+        self._bilm.drop_softmax()
+        self._bilm.requires_grad_(requires_grad)
+        self._keep_sentence_boundaries = keep_sentence_boundaries
+        self._stateful = stateful
+        self._dropout = nn.Dropout(p=dropout)
+        trainable = scalar_mix_parameters is None
+        self._scalar_mixes = nn.ModuleList(
+            ScalarMix(self._bilm.n_layers, scalar_mix_parameters, 1.0, trainable, do_layer_norm)
+            for _ in range(num_output_representations)
+        )
+
+    def get_output_dim(self) -> int:
+        return self._bilm.output_dim
+
+    def reset_states(self) -> None:
+        """Forget the carried LSTM states (stateful only)."""
+        self._bilm.reset_states()
+
+    def forward(self, inputs: torch.Tensor) -> Dict[str, Union[torch.Tensor, List[torch.Tensor]]]:
+        """inputs: character ids (batch, timesteps, 50), or more leading dims, as `batch_to_ids`
+        gives. RETURNS: {"elmo_representations": [(batch, timesteps, dim)] * n, "mask": (batch,
+        timesteps) bool}, with 2 more timesteps when sentence boundaries are kept."""
+        shape = inputs.shape
+        char_ids = inputs.reshape(-1, shape[-2], shape[-1]) if inputs.dim() > 3 else inputs
+        layers, lengths = self._bilm.char_id_layers(char_ids, stateful=self._stateful)
+        layers = layers.transpose(0, 1)  # (n_layers, batch, timesteps + 2, dim)
+        steps = torch.arange(layers.shape[2], device=layers.device)
+        lengths = lengths.to(layers.device)
+        mask_with_boundaries = steps < (lengths + 2).unsqueeze(1)
+        representations = []
+        for mix in self._scalar_mixes:
+            mixed = mix(layers, mask_with_boundaries)
+            if self._keep_sentence_boundaries:
+                mask = mask_with_boundaries
+            else:
+                mask = steps[:-2] < lengths.unsqueeze(1)
+                mixed = mixed[:, 1:-1] * mask.unsqueeze(-1).to(mixed.dtype)
+            representations.append(self._dropout(mixed))
+        if inputs.dim() > 3:
+            mask = mask.reshape(shape[:-2] + mask.shape[-1:])
+            representations = [r.reshape(shape[:-2] + r.shape[-2:]) for r in representations]
+        return {"elmo_representations": representations, "mask": mask}
+
+
+class ElmoEmbedder:
+    """All biLM layers of tokenized sentences as numpy arrays (n_layers, n_tokens, dim), as
+    `allennlp.commands.elmo.ElmoEmbedder` gives them.
+
+    options_file, weight_file: as for `Elmo` (weight_file None: the bundled default model).
+    cuda_device (int): -1 for the CPU, else the CUDA device index.
+    stateful (bool): AllenNLP's carried LSTM state between batches.
+    """
+
+    def __init__(
+        self,
+        options_file: Optional[PathLike] = None,
+        weight_file: Optional[PathLike] = None,
+        cuda_device: int = -1,
+        stateful: bool = False,
+    ) -> None:
+        device = "cpu" if cuda_device < 0 else f"cuda:{cuda_device}"
+        self.bilm = load_bilm(weight_file, options=options_file, device=device)
+        self.bilm.drop_softmax()
+        self.stateful = stateful
+
+    def batch_to_embeddings(self, batch: List[List[str]]) -> Tuple[torch.Tensor, torch.Tensor]:
+        """Layers (batch, n_layers, timesteps, dim) without the sentence markers, and the mask."""
+        with torch.no_grad():
+            layers, lengths = self.bilm.char_id_layers(batch_to_ids(batch), stateful=self.stateful)
+        steps = torch.arange(layers.shape[2] - 2, device=layers.device)
+        mask = steps < lengths.to(layers.device).unsqueeze(1)
+        return layers[:, :, 1:-1] * mask[:, None, :, None].to(layers.dtype), mask
+
+    def embed_sentence(self, sentence: List[str]) -> np.ndarray:
+        """(n_layers, len(sentence), dim) for one sentence."""
+        return self.embed_batch([sentence])[0]
+
+    def embed_batch(self, batch: List[List[str]]) -> List[np.ndarray]:
+        """One (n_layers, n_tokens, dim) array per sentence; an empty sentence gives (n_layers, 0, dim)."""
+        if not any(batch):
+            return [np.zeros((self.bilm.n_layers, 0, self.bilm.output_dim), dtype=np.float32) for _ in batch]
+        layers, mask = self.batch_to_embeddings(batch)
+        layers = layers.float().cpu().numpy()
+        return [layers[i, :, : len(sentence)].copy() for i, sentence in enumerate(batch)]
+
+    def embed_sentences(self, sentences: Iterable[List[str]], batch_size: int = 64) -> Iterator[np.ndarray]:
+        """The arrays of `sentences`, computed `batch_size` at a time, in order."""
+        batch: List[List[str]] = []
+        for sentence in sentences:
+            batch.append(sentence)
+            if len(batch) == batch_size:
+                yield from self.embed_batch(batch)
+                batch = []
+        if batch:
+            yield from self.embed_batch(batch)
+
+    def embed_file(
+        self,
+        input_file: Union[PathLike, Iterable[str]],
+        output_file_path: PathLike,
+        output_format: str = "all",
+        batch_size: int = 64,
+        forget_sentences: bool = False,
+        use_sentence_keys: bool = False,
+    ) -> None:
+        """Embed each line (whitespace-tokenized) of a text file into hdf5, as AllenNLP's
+        `elmo` command: a dataset per line index (or the line itself with `use_sentence_keys`)
+        holding "all" layers, the "top" one or their "average"; and "sentence_to_index" (line →
+        index, the last of equal lines) unless `forget_sentences` or `use_sentence_keys`."""
+        import h5py
+
+        from .errors import SpacyElmoError
+
+        if output_format not in ("all", "top", "average"):
+            raise SpacyElmoError(f"output_format must be all, top or average, got {output_format!r}")
+        if isinstance(input_file, (str, Path)):
+            with open(input_file, encoding="utf8") as handle:
+                lines = [line.strip() for line in handle]
+        else:
+            lines = [line.strip() for line in input_file]
+        blank = [i for i, line in enumerate(lines) if not line]
+        if blank:
+            raise SpacyElmoError(f"the input has empty lines at indexes {blank}; remove them")
+        keys = lines if use_sentence_keys else [str(i) for i in range(len(lines))]
+        index: Dict[str, str] = {}
+        with h5py.File(output_file_path, "w") as out:
+            for key, embeddings in zip(keys, self.embed_sentences((line.split() for line in lines), batch_size)):
+                if use_sentence_keys and key in out:
+                    raise SpacyElmoError(f"{key!r} is in the input twice; without use_sentence_keys duplicates are fine")
+                if not forget_sentences and not use_sentence_keys:
+                    index[lines[int(key)]] = key
+                if output_format == "top":
+                    embeddings = embeddings[-1]
+                elif output_format == "average":
+                    embeddings = embeddings.mean(axis=0)
+                out.create_dataset(key, embeddings.shape, dtype="float32", data=embeddings)
+            if not forget_sentences and not use_sentence_keys:
+                out.create_dataset("sentence_to_index", (1,), dtype=h5py.string_dtype(), data=[json.dumps(index)])
+
+
+__all__ = ["Elmo", "ElmoEmbedder", "batch_to_ids"]
