@@ -21,20 +21,25 @@ def bundled_models() -> List[str]:
 
 
 def resolve_model_path(source: Optional[PathLike]) -> Path:
-    """The folder or file that `source` names: a bundled short name, or a path."""
+    """The folder or file that `source` names: a bundled short name, a published model's name
+    (downloaded into the cache on first use), or a path."""
+    from .remote import PUBLISHED, fetch
+
     if source is None:
         source = DEFAULT_MODEL
     path = Path(source)
     if path.exists():
         return path
     name = str(source)
+    if name in PUBLISHED:
+        return fetch(name)
     if "/" not in name and "\\" not in name and not path.suffix:
         folder = BUNDLED_DIR / name
         if (folder / "config.json").is_file():
             return folder
         available = ", ".join(bundled_models()) or "none"
         raise BundledModelNotFound(
-            f"no bundled model named {name!r} in this installation (bundled: {available}); "
+            f"no model named {name!r} (bundled: {available}; published: {', '.join(PUBLISHED)}); "
             "pass a native model folder, or an original weights .hdf5 with options=OPTIONS.json"
         )
     raise ModelFormatError(f"{source}: no such file or folder")
