@@ -1,7 +1,9 @@
-"""A bounded store of biLM outputs keyed by the token sequence, so a frozen biLM runs once per sentence."""
-from typing import Dict, Optional, Tuple
+"""A bounded store of biLM outputs keyed by what they depend on (a doc's tokens and sentence
+starts), so a frozen biLM runs once per training doc."""
+from typing import Any, Dict, Hashable, Optional
 
 import numpy as np
+from thinc.api import get_array_module
 
 from ..errors import ConfigError
 
@@ -23,27 +25,29 @@ class FeatureCache:
         self.n_bytes = 0
         self.hits = 0
         self.misses = 0
-        self._store: Dict[Tuple[str, ...], np.ndarray] = {}
+        self._store: Dict[Hashable, Any] = {}
 
     def __len__(self) -> int:
         return len(self._store)
 
-    def get(self, words: Tuple[str, ...]) -> Optional[np.ndarray]:
-        """The stored output for `words`, read-only, or None."""
-        found = self._store.get(words)
+    def get(self, key: Hashable) -> Optional[Any]:
+        """The stored output for `key`, read-only, or None."""
+        found = self._store.get(key)
         if found is None:
             self.misses += 1
         else:
             self.hits += 1
         return found
 
-    def put(self, words: Tuple[str, ...], output: np.ndarray) -> None:
+    def put(self, key: Hashable, output: Any) -> None:
         """Store a copy of `output` if it fits in the bound."""
-        if words in self._store or self.n_bytes + output.nbytes > self.max_bytes:
+        if key in self._store or self.n_bytes + output.nbytes > self.max_bytes:
             return
-        stored = np.array(output, dtype=np.float32, copy=True)
-        stored.flags.writeable = False
-        self._store[words] = stored
+        xp = get_array_module(output)  # numpy, or cupy for features on a GPU
+        stored = xp.array(output, dtype=xp.float32, copy=True)
+        if xp is np:
+            stored.flags.writeable = False
+        self._store[key] = stored
         self.n_bytes += stored.nbytes
 
     def clear(self) -> None:
