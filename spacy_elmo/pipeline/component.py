@@ -99,16 +99,24 @@ class Elmo(TrainablePipe):
         except ValueError as err:
             raise type(err)(f"elmo component '{self.name}': {err}") from err
         self._attach()
-        trainable = [name for name, pipe in (nlp.pipeline if nlp else []) if name != self.name and isinstance(pipe, TrainablePipe)]
+        if nlp is not None:
+            self._warn_if_nobody_listens(nlp)
+            self._record_source(nlp)
+
+    def _warn_if_nobody_listens(self, nlp: Language) -> None:
+        trainable = [name for name, pipe in nlp.pipeline if name != self.name and isinstance(pipe, TrainablePipe)]
         if trainable and not self.listeners:
             warnings.warn(
                 f"elmo component '{self.name}': no component listens to it, so {', '.join(trainable)} do not use "
                 "its features; give them a spacy-elmo.ElmoListener.v1 tok2vec (python -m spacy_elmo init-config "
                 "writes such a config)",
-                stacklevel=2,
+                stacklevel=3,
             )
+
+    def _record_source(self, nlp: Language) -> None:
+        """Add the biLM's name and licence to the pipeline's meta `sources`."""
         info = self.model.attrs.get("bilm_info") or {}
-        if nlp is not None and info.get("name"):
+        if info.get("name"):
             source = {"name": f"spacy-elmo biLM {info['name']}", "license": info.get("license", "")}
             sources = nlp.meta.setdefault("sources", [])
             if source not in sources:
