@@ -1,4 +1,4 @@
-"""The English biLM shipped inside the package (en_small): loads offline, gives finite contextual
+"""The English biLM shipped inside the package (en_base): loads offline, gives finite contextual
 vectors, and keeps its measured held-out perplexity."""
 import gzip
 import itertools
@@ -30,16 +30,16 @@ def bilm():
 
 
 def test_default_is_the_bundled_english_model(bilm):
-    assert DEFAULT_MODEL == "en_small" and "en_small" in bundled_models()
-    by_name = spacy_elmo.load_bilm("en_small")
+    assert DEFAULT_MODEL == "en_base" and bundled_models() == ["en_base"]
+    by_name = spacy_elmo.load_bilm("en_base")
     for ours, theirs in zip(bilm.state_dict().values(), by_name.state_dict().values()):
         assert ours.dtype == theirs.dtype and bool((ours == theirs).all())
 
 
 def test_shipped_weights_are_small_and_compute_in_float32(bilm):
-    folder = BUNDLED_DIR / "en_small"
+    folder = BUNDLED_DIR / DEFAULT_MODEL
     assert sum(f.stat().st_size for f in folder.iterdir()) <= 25_000_000
-    assert json.loads((folder / "config.json").read_text())["storage_dtype"] == "float16-softmax"
+    assert json.loads((folder / "config.json").read_text())["storage_dtype"] == "float16"
     assert all(p.dtype == torch.float32 for p in bilm.parameters())
     assert bilm.vocab is not None and bilm.vocab[:3] == ["<S>", "</S>", "<UNK>"]
 
