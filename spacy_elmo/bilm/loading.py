@@ -10,7 +10,7 @@ from .model import BiLM
 
 PathLike = Union[str, Path]
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "models"
-DEFAULT_MODEL = "en_small"
+DEFAULT_MODEL = "en_base"
 
 
 def bundled_models() -> List[str]:

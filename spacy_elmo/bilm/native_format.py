@@ -64,13 +64,16 @@ def load_native(folder: PathLike) -> BiLM:
     return _build(header, tensors, vocab, str(config_path))
 
 
-def bilm_to_bytes(bilm: BiLM) -> bytes:
-    """Serialize a biLM to bytes: safetensors, with the config and vocabulary in its metadata."""
-    header = _header(bilm, None)
+def bilm_to_bytes(bilm: BiLM, dtype: Optional[str] = None) -> bytes:
+    """Serialize a biLM to bytes: safetensors, with the config and vocabulary in its metadata.
+
+    dtype (Optional[str]): storage type, as for `save_bilm`; None: float32.
+    """
+    header = _header(bilm, dtype)
     metadata = {"config": json.dumps(header)}
     if bilm.vocab is not None:
         metadata["vocab"] = json.dumps(bilm.vocab)
-    return save(_tensors(bilm, None), metadata=metadata)
+    return save(_tensors(bilm, dtype), metadata=metadata)
 
 
 def bilm_from_bytes(data: bytes) -> BiLM:

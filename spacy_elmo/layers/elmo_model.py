@@ -196,11 +196,16 @@ def _no_backprop(_: Any) -> List:
 
 
 def _serialize(bilm: Any) -> bytes:
+    """The biLM as safetensors bytes: float16 where that keeps every weight exactly (weights
+    read from float16 storage, as the bundled model's), else float32."""
     if bilm is None:
         return b""
+    import torch
+
     from ..bilm import bilm_to_bytes
 
-    return bilm_to_bytes(bilm)
+    exact = all(torch.equal(p.detach().half().to(p.dtype), p.detach()) for p in bilm.state_dict().values())
+    return bilm_to_bytes(bilm, "float16" if exact else None)
 
 
 def _deserialize(_: Any, data: bytes, device: Any, *, settings: ElmoModelSettings) -> Any:
