@@ -1,6 +1,8 @@
-"""Compare baseline and ELMo runs: a markdown table (mean ± standard deviation over seeds) of NER F1
-(micro and per label) and POS accuracy, the learned layer weights of each task, and a PNG chart.
-The low-resource NER runs (ner-baseline-low.json, ner-elmo-low.json) are added when present.
+"""Compare baseline and ELMo runs: a markdown table (mean ± standard deviation over seeds) per task
+(NER F1 micro and per label, on the full and the low-resource train set; UPOS accuracy;
+coreference CoNLL F1 with MUC, B³, CEAFe and LEA), the learned layer weights of each task, and a
+PNG chart. Each task is included when both its JSON files (from scripts/evaluate_runs.py) are
+in the metrics folder.
 
     python scripts/compare.py metrics results.md results.png
 """
@@ -8,12 +10,22 @@ The low-resource NER runs (ner-baseline-low.json, ner-elmo-low.json) are added w
 import json
 import statistics
 from pathlib import Path
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Sequence, Tuple
 
 import typer
 
-RUNS = {"ner": ("ner-baseline", "ner-elmo"), "tagger": ("tagger-baseline", "tagger-elmo")}
-LOW_RESOURCE = ("ner-baseline-low", "ner-elmo-low")
+# task -> (baseline, ELMo) JSON names, in the order of the table.
+PAIRS = {
+    "ner": ("ner-baseline", "ner-elmo"),
+    "ner-low": ("ner-baseline-low", "ner-elmo-low"),
+    "tagger": ("tagger-baseline", "tagger-elmo"),
+    "coref": ("coref-baseline", "coref-elmo"),
+}
+MIX_NAMES = {"ner": "NER", "ner-low": "NER (low-resource)", "tagger": "POS", "coref": "coreference"}
+COREF_ROWS = {"CoNLL F1": "coref_conll_f", "MUC F1": "coref_muc_f", "B³ F1": "coref_b3_f",
+              "CEAFe F1": "coref_ceafe_f", "LEA F1": "coref_f"}  # fmt: skip
+
+Rows = Dict[str, List[List[float]]]  # row name -> [baseline values per seed, ELMo values per seed]
 
 
 def mean_sd(values: Sequence[float]) -> str:
@@ -22,13 +34,18 @@ def mean_sd(values: Sequence[float]) -> str:
     return f"{100 * statistics.mean(values):.2f} ± {100 * sd:.2f}"
 
 
-def ner_rows(baseline: List[dict], elmo: List[dict]) -> Dict[str, List[List[float]]]:
+def ner_rows(baseline: List[dict], elmo: List[dict]) -> Rows:
     """F1 per seed of each variant: micro first, then per label."""
     labels = sorted(baseline[0]["scores"]["ents_per_type"])
     rows = {"micro": [[r["scores"]["ents_f"] for r in runs] for runs in (baseline, elmo)]}
     for label in labels:
         rows[label] = [[r["scores"]["ents_per_type"].get(label, {"f": 0.0})["f"] for r in runs] for runs in (baseline, elmo)]
     return rows
+
+
+def score_rows(baseline: List[dict], elmo: List[dict], rows: Dict[str, str]) -> Rows:
+    """Named scores per seed of each variant."""
+    return {name: [[r["scores"][key] for r in runs] for runs in (baseline, elmo)] for name, key in rows.items()}
 
 
 def mean_mix(runs: List[dict]) -> Dict[str, Any]:
@@ -41,78 +58,65 @@ def mean_mix(runs: List[dict]) -> Dict[str, Any]:
     }
 
 
-def ner_table(title: str, ner: Dict[str, List[List[float]]]) -> List[str]:
-    lines = [title, "", "| entity | baseline | ELMo | gain |", "|---|---:|---:|---:|"]
-    for label, (base, elmo) in ner.items():
+def table(title: str, header: str, rows: Rows) -> List[str]:
+    lines = [title, "", f"| {header} | baseline | ELMo | gain |", "|---|---:|---:|---:|"]
+    for name, (base, elmo) in rows.items():
         gain = 100 * (statistics.mean(elmo) - statistics.mean(base))
-        lines.append(f"| {label} | {mean_sd(base)} | {mean_sd(elmo)} | {gain:+.2f} |")
-    return lines
+        lines.append(f"| {name} | {mean_sd(base)} | {mean_sd(elmo)} | {gain:+.2f} |")
+    return lines + [""]
 
 
-def markdown(
-    ners: Dict[str, Dict[str, List[List[float]]]], pos: List[List[float]], mixes: Dict[str, dict], n_seeds: str
-) -> str:
+def markdown(tables: List[Tuple[str, str, Rows]], mixes: Dict[str, dict]) -> str:
     lines: List[str] = []
-    for training, ner in ners.items():
-        lines += ner_table(f"NER F1 on the UNER English-EWT test set, trained on {training}, mean ± sd over {n_seeds}:", ner)
-        lines.append("")
-    gain = 100 * (statistics.mean(pos[1]) - statistics.mean(pos[0]))
-    lines += [f"UPOS accuracy on the UD English-EWT test set, mean ± sd over {n_seeds}:", ""]
-    lines += ["| | baseline | ELMo | gain |", "|---|---:|---:|---:|"]
-    lines.append(f"| accuracy | {mean_sd(pos[0])} | {mean_sd(pos[1])} | {gain:+.2f} |")
-    n_layers = len(next(iter(mixes.values()))["weights"])
-    names = ["token layer"] + [f"LSTM layer {j}" for j in range(1, n_layers)]
-    lines += ["", "Learned ELMo layer weights (softmax-normalized s_j, mean over seeds) and scale γ:", ""]
-    lines += ["| task | " + " | ".join(names) + " | γ |", "|---|" + "---:|" * (n_layers + 1)]
-    for task, mix in mixes.items():
-        lines.append(f"| {task} | " + " | ".join(f"{w:.3f}" for w in mix["weights"]) + f" | {mix['gamma']:.3f} |")
+    for title, header, rows in tables:
+        lines += table(title, header, rows)
+    if mixes:
+        n_layers = len(next(iter(mixes.values()))["weights"])
+        names = ["token layer"] + [f"LSTM layer {j}" for j in range(1, n_layers)]
+        lines += ["Learned ELMo layer weights (softmax-normalized s_j, mean over seeds) and scale γ:", ""]
+        lines += ["| task | " + " | ".join(names) + " | γ |", "|---|" + "---:|" * (n_layers + 1)]
+        for task, mix in mixes.items():
+            lines.append(f"| {task} | " + " | ".join(f"{w:.3f}" for w in mix["weights"]) + f" | {mix['gamma']:.3f} |")
     return "\n".join(lines) + "\n"
 
 
-def chart(
-    ners: Dict[str, Dict[str, List[List[float]]]], pos: List[List[float]], mixes: Dict[str, dict], path: Path
-) -> None:
+def chart(panels: List[Tuple[str, Rows]], mixes: Dict[str, dict], path: Path) -> None:
+    """One bar panel per table (baseline vs ELMo, mean ± sd per row) and one of the layer weights."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    ratios = [3] * len(ners) + [1, 2]
-    fig, axes = plt.subplots(1, len(ratios), figsize=(4.3 * len(ratios), 4), gridspec_kw={"width_ratios": ratios})
-    ax_pos, ax_mix = axes[-2], axes[-1]
+    ratios = [max(1, len(rows)) for _, rows in panels] + ([2] if mixes else [])
+    fig, axes = plt.subplots(1, len(ratios), figsize=(2.2 + 1.1 * sum(ratios), 4), gridspec_kw={"width_ratios": ratios}, squeeze=False)
     width = 0.38
-    for ax_ner, (training, ner) in zip(axes, ners.items()):
-        labels = list(ner)
-        for offset, (index, name) in zip((-width / 2, width / 2), enumerate(("baseline", "ELMo"))):
-            means = [100 * statistics.mean(ner[label][index]) for label in labels]
-            sds = [100 * statistics.stdev(ner[label][index]) if len(ner[label][index]) > 1 else 0 for label in labels]
-            ax_ner.bar([i + offset for i in range(len(labels))], means, width, yerr=sds, label=name, capsize=3)
-        ax_ner.set_xticks(range(len(labels)), labels)
-        ax_ner.set_title(f"NER F1, UNER EWT test\n(trained on {training})")
-        ax_ner.legend()
-    for index in (0, 1):
-        values = pos[index]
-        ax_pos.bar([index], [100 * statistics.mean(values)], 0.6,
-                   yerr=[100 * statistics.stdev(values) if len(values) > 1 else 0], capsize=3)
-    ax_pos.set_xticks([0, 1], ["baseline", "ELMo"])
-    ax_pos.set_title("UPOS accuracy")
-    low = min(100 * min(v) for v in pos)
-    ax_pos.set_ylim(max(0.0, low - 3), 100)
-    n_layers = len(next(iter(mixes.values()))["weights"])
-    step = 0.8 / len(mixes)
-    for i, (task, mix) in enumerate(mixes.items()):
-        ax_mix.bar([j - 0.4 + step * (i + 0.5) for j in range(n_layers)], mix["weights"], step, label=task)
-    ax_mix.set_xticks(range(n_layers), ["token"] + [f"LSTM {j}" for j in range(1, n_layers)])
-    ax_mix.set_title("Learned layer weights s_j")
-    ax_mix.legend()
+    for ax, (title, rows) in zip(axes[0], panels):
+        names = list(rows)
+        for offset, (index, variant) in zip((-width / 2, width / 2), enumerate(("baseline", "ELMo"))):
+            means = [100 * statistics.mean(rows[name][index]) for name in names]
+            sds = [100 * statistics.stdev(rows[name][index]) if len(rows[name][index]) > 1 else 0 for name in names]
+            ax.bar([i + offset for i in range(len(names))], means, width, yerr=sds, label=variant, capsize=3)
+        ax.set_xticks(range(len(names)), names, rotation=30 if len(names) > 3 else 0)
+        ax.set_title(title)
+        ax.legend()
+        if len(names) == 1:
+            low = min(100 * min(values) for values in rows[names[0]])
+            ax.set_ylim(max(0.0, low - 3), 100)
+    if mixes:
+        ax_mix = axes[0][-1]
+        n_layers = len(next(iter(mixes.values()))["weights"])
+        step = 0.8 / len(mixes)
+        for i, (task, mix) in enumerate(mixes.items()):
+            ax_mix.bar([j - 0.4 + step * (i + 0.5) for j in range(n_layers)], mix["weights"], step, label=task)
+        ax_mix.set_xticks(range(n_layers), ["token"] + [f"LSTM {j}" for j in range(1, n_layers)])
+        ax_mix.set_title("Learned layer weights s_j")
+        ax_mix.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
 
-def read_runs(path: Path) -> List[dict]:
-    if not path.is_file():
-        raise SystemExit(f"error: {path} is missing; run the evaluate command first")
-    return json.loads(path.read_text())["runs"]
+def read_record(path: Path) -> dict:
+    return json.loads(path.read_text())
 
 
 def main(
@@ -121,23 +125,37 @@ def main(
     chart_path: Path = typer.Argument(..., help="PNG chart to write"),
 ) -> None:
     """Write the comparison table and chart."""
-    results = {name: read_runs(metrics_dir / f"{name}.json") for pair in RUNS.values() for name in pair}
-    ners = {"the full train set": ner_rows(results["ner-baseline"], results["ner-elmo"])}
-    mixes = {"NER": mean_mix(results["ner-elmo"])}
-    if all((metrics_dir / f"{name}.json").is_file() for name in LOW_RESOURCE):
-        low = [read_runs(metrics_dir / f"{name}.json") for name in LOW_RESOURCE]
-        results.update(zip(LOW_RESOURCE, low))
-        n_docs = json.loads((metrics_dir / f"{LOW_RESOURCE[0]}.json").read_text()).get("train_docs")
-        ners[f"the first {n_docs:,} train sentences" if n_docs else "the low-resource train set"] = ner_rows(*low)
-        mixes["NER (low-resource)"] = mean_mix(low[1])
-    pos = [[r["scores"]["tag_acc"] for r in results[name]] for name in RUNS["tagger"]]
-    mixes["POS"] = mean_mix(results["tagger-elmo"])
-    seeds = sorted({r["seed"] for runs in results.values() for r in runs})
+    records = {
+        task: [read_record(metrics_dir / f"{name}.json") for name in names]
+        for task, names in PAIRS.items()
+        if all((metrics_dir / f"{name}.json").is_file() for name in names)
+    }
+    if not records:
+        raise SystemExit(f"error: {metrics_dir} has no baseline/ELMo pair of results; run the evaluate commands first")
+    seeds = sorted({r["seed"] for pair in records.values() for record in pair for r in record["runs"]})
     n_seeds = f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''} ({', '.join(map(str, seeds))})"
-    text = markdown(ners, pos, mixes, n_seeds)
+    tables: List[Tuple[str, str, Rows]] = []
+    panels: List[Tuple[str, Rows]] = []
+    for task, (baseline, elmo) in records.items():
+        runs = (baseline["runs"], elmo["runs"])
+        if task.startswith("ner"):
+            n_docs = baseline.get("train_docs")
+            training = "the full train set" if task == "ner" else (f"the first {n_docs:,} train sentences" if n_docs else "the low-resource train set")
+            tables.append((f"NER F1 on the UNER English-EWT test set, trained on {training}, mean ± sd over {n_seeds}:", "entity", ner_rows(*runs)))
+            panels.append((f"NER F1, UNER EWT test\n(trained on {training})", tables[-1][2]))
+        elif task == "tagger":
+            rows = score_rows(*runs, {"accuracy": "tag_acc"})
+            tables.append((f"UPOS accuracy on the UD English-EWT test set, mean ± sd over {n_seeds}:", "", rows))
+            panels.append(("UPOS accuracy", rows))
+        else:
+            rows = score_rows(*runs, COREF_ROWS)
+            tables.append((f"Coreference on the GUM test set (gold tokens, chains of 2+ mentions), mean ± sd over {n_seeds}:", "score", rows))
+            panels.append(("Coreference F1, GUM test", rows))
+    mixes = {MIX_NAMES[task]: mean_mix(elmo["runs"]) for task, (_, elmo) in records.items()}
+    text = markdown(tables, mixes)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text, encoding="utf8")
-    chart(ners, pos, mixes, chart_path)
+    chart(panels, mixes, chart_path)
     print(text)
 
 

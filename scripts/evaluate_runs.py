@@ -3,6 +3,10 @@ layer weights. Writes one JSON file: {"model", "test", "train", "train_docs",
 "runs": [{"seed", "scores", "layer_mix"}, ...]}, where train is the training set the runs name.
 
     python scripts/evaluate_runs.py training/ner-elmo corpus/ner/test.spacy metrics/ner-elmo.json
+    python scripts/evaluate_runs.py training/coref-elmo corpus/coref/test.spacy metrics/coref-elmo.json --gold-tokens
+
+With --gold-tokens the test docs keep their own tokens and stay whole (spacy-elmo.CorefCorpus.v1),
+as coreference scores need; otherwise they are read as `spacy evaluate` reads them.
 """
 
 import json
@@ -11,16 +15,19 @@ from typing import Any, Dict, Optional
 
 import spacy
 import typer
-from spacy.cli.evaluate import evaluate
+from spacy.language import Language
 from spacy.tokens import DocBin
+from spacy.training import Corpus
 
-SCORES = ("ents_p", "ents_r", "ents_f", "ents_per_type", "tag_acc")
+from spacy_elmo.coref.corpus import create_coref_corpus
+
+SCORES = ("ents_p", "ents_r", "ents_f", "ents_per_type", "tag_acc", "coref_conll_f", "coref_f")
+SCORE_PREFIXES = ("coref_muc_", "coref_b3_", "coref_ceafe_")
 
 
-def layer_mix(model_path: Path) -> Optional[Dict[str, Any]]:
+def layer_mix(nlp: Language) -> Optional[Dict[str, Any]]:
     """The softmax-normalized layer weights s_j and the scale γ of the first ELMo scalar mix in the
     pipeline's trainable components, or None for a pipeline without ELMo."""
-    nlp = spacy.load(model_path)
     for name, component in nlp.pipeline:
         model = getattr(component, "model", None)
         if model is None or name == "elmo":
@@ -47,14 +54,18 @@ def main(
     training_dir: Path = typer.Argument(..., help="Folder of seedN/ outputs of scripts/train_seeds.py"),
     test_data: Path = typer.Argument(..., help="Test set (.spacy)"),
     output: Path = typer.Argument(..., help="JSON file to write"),
+    gold_tokens: bool = typer.Option(False, help="Keep the test docs' own tokens and whole documents (coreference)"),
 ) -> None:
     """Score model-best of each seed on `test_data`."""
     runs = []
     for seed_dir in sorted(training_dir.glob("seed*"), key=lambda p: int(p.name[4:])):
         model = seed_dir / "model-best"
-        scores = evaluate(str(model), test_data, silent=True)
-        kept = {key: scores[key] for key in SCORES if scores.get(key) is not None}
-        runs.append({"seed": int(seed_dir.name[4:]), "scores": kept, "layer_mix": layer_mix(model)})
+        nlp = spacy.load(model)
+        corpus = create_coref_corpus(test_data) if gold_tokens else Corpus(test_data)
+        scores = nlp.evaluate(list(corpus(nlp)))
+        kept = {key: scores[key] for key in scores if key in SCORES or key.startswith(SCORE_PREFIXES)}
+        kept = {key: value for key, value in kept.items() if value is not None}
+        runs.append({"seed": int(seed_dir.name[4:]), "scores": kept, "layer_mix": layer_mix(nlp)})
         print(f"{model}: " + ", ".join(f"{k} {v:.4f}" for k, v in kept.items() if isinstance(v, float)))
     if not runs:
         raise SystemExit(f"error: no seedN/ training outputs in {training_dir}")

@@ -104,13 +104,30 @@ def _tok2vec(
     dropout: float,
 ) -> Model[List[Doc], List[Floats2d]]:
     """mix(source) [⊕ static_embed] → linear projection to `width` [→ dropout]."""
-    features: Model = chain(source, ScalarMix())
+    mix = ScalarMix()
+    features: Model = chain(source, mix)
     if static_embed is not None:
         features = concatenate(features, static_embed)
     projection: Model = Linear(nO=width)
-    if dropout > 0.0:
-        projection = chain(projection, Dropout(dropout))
-    model: Model[List[Doc], List[Floats2d]] = chain(features, with_array(projection))
+    model: Model[List[Doc], List[Floats2d]] = chain(
+        features, with_array(chain(projection, Dropout(dropout)) if dropout > 0.0 else projection)
+    )
     model.set_dim("nO", width)
     model.set_ref(FEATURES_REF, source)
+    chain_init = model.init
+
+    def init(model: Model, X: Optional[List[Doc]] = None, Y: Optional[List[Floats2d]] = None) -> None:
+        # Without sample docs (a component that initializes its model before deserializing it,
+        # as spacy-experimental's coref does), the sizes come from the listener once the biLM is
+        # loaded; before that, there is nothing to allocate: the weights come with the bytes.
+        if X is None:
+            n_layers, layer_width = source.maybe_get_dim("n_layers"), source.maybe_get_dim("nO")
+            static_width = static_embed.maybe_get_dim("nO") if static_embed is not None else 0
+            if n_layers is None or layer_width is None or static_width is None:
+                return
+            mix.set_dim("n_layers", n_layers)
+            projection.set_dim("nI", layer_width + static_width)
+        chain_init(model, X=X, Y=Y)
+
+    model.init = init
     return model
