@@ -76,6 +76,34 @@ def test_listener_architecture_reports_its_width():
     assert isinstance(model.ops, NumpyOps)
 
 
+def test_listener_tok2vec_initializes_without_docs_from_the_listener_sizes_or_waits_for_the_bytes():
+    # spacy-experimental's coref initializes its model without docs before deserializing it.
+    from spacy.ml.models import MultiHashEmbed
+
+    def static():
+        return MultiHashEmbed(width=6, attrs=["NORM"], rows=[100], include_static_vectors=False)
+
+    sized = build_elmo_listener_v1(width=4)
+    sized.get_ref("elmo_features").set_dim("nO", 8)
+    sized.get_ref("elmo_features").set_dim("n_layers", 3)
+    sized.initialize()  # sizes from the listener
+    assert sized.layers[-1].layers[0].get_param("W").shape == (4, 8)
+
+    model = build_elmo_listener_v1(width=4, static_embed=static())
+    model.initialize()  # sizes unknown: nothing to allocate, and no error
+    assert not model.layers[-1].layers[0].has_param("W")
+    install_extensions()
+    docs = [spacy.blank("en")("a b")]
+    docs[0]._.elmo = np.random.default_rng(0).normal(size=(3, 2, 8)).astype(np.float32)
+    trained = build_elmo_listener_v1(width=4, static_embed=static())
+    trained.get_ref("elmo_features").set_dim("nO", 8)
+    trained.get_ref("elmo_features").set_dim("n_layers", 3)
+    trained.initialize(X=docs)
+    model.from_bytes(trained.to_bytes())
+    np.testing.assert_allclose(model.predict(docs)[0], trained.predict(docs)[0])
+    assert np.abs(trained.predict(docs)[0]).sum() > 0
+
+
 def test_replace_listeners_config_swaps_every_listener_block_for_an_embed_block():
     from spacy_elmo.pipeline.component import _replace_listener_cfg
 
