@@ -1,6 +1,7 @@
 """Data-parallel training over processes started by torchrun (gloo on CPU, nccl on GPU)."""
 
 import os
+import sys
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, List
@@ -54,8 +55,11 @@ def start_processes(device: str = "auto") -> Processes:
 
 
 def stop_processes(processes: Processes) -> None:
-    """Leave the process group."""
+    """Leave the process group (called from `finally`: after an error, without waiting for the others)."""
     if processes.distributed and dist.is_initialized():
+        if sys.exc_info()[0] is None:
+            # Leave together: a process that tears gloo down while another still uses it can abort at exit.
+            dist.barrier()
         dist.destroy_process_group()
 
 
