@@ -119,6 +119,16 @@ def read_record(path: Path) -> dict:
     return json.loads(path.read_text())
 
 
+def paired_runs(baseline: dict, elmo: dict) -> Tuple[List[dict], List[dict], str]:
+    """The runs of the seeds both variants have (runs trained one at a time may be ahead in one),
+    and the seeds in words, e.g. "3 seeds (0, 1, 2)"."""
+    seeds = sorted({r["seed"] for r in baseline["runs"]} & {r["seed"] for r in elmo["runs"]})
+    if not seeds:
+        raise SystemExit(f"error: {baseline['model']} and {elmo['model']} have no seed in common")
+    runs = tuple([r for r in record["runs"] if r["seed"] in seeds] for record in (baseline, elmo))
+    return runs[0], runs[1], f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''} ({', '.join(map(str, seeds))})"
+
+
 def main(
     metrics_dir: Path = typer.Argument(..., help="Folder with the JSON files of scripts/evaluate_runs.py"),
     output: Path = typer.Argument(..., help="Markdown file to write"),
@@ -132,12 +142,13 @@ def main(
     }
     if not records:
         raise SystemExit(f"error: {metrics_dir} has no baseline/ELMo pair of results; run the evaluate commands first")
-    seeds = sorted({r["seed"] for pair in records.values() for record in pair for r in record["runs"]})
-    n_seeds = f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''} ({', '.join(map(str, seeds))})"
     tables: List[Tuple[str, str, Rows]] = []
     panels: List[Tuple[str, Rows]] = []
+    mixes: Dict[str, Dict[str, Any]] = {}
     for task, (baseline, elmo) in records.items():
-        runs = (baseline["runs"], elmo["runs"])
+        baseline_runs, elmo_runs, n_seeds = paired_runs(baseline, elmo)
+        runs = (baseline_runs, elmo_runs)
+        mixes[MIX_NAMES[task]] = mean_mix(elmo_runs)
         if task.startswith("ner"):
             n_docs = baseline.get("train_docs")
             training = "the full train set" if task == "ner" else (f"the first {n_docs:,} train sentences" if n_docs else "the low-resource train set")
@@ -151,7 +162,6 @@ def main(
             rows = score_rows(*runs, COREF_ROWS)
             tables.append((f"Coreference on the GUM test set (gold tokens, chains of 2+ mentions), mean ± sd over {n_seeds}:", "score", rows))
             panels.append(("Coreference F1, GUM test", rows))
-    mixes = {MIX_NAMES[task]: mean_mix(elmo["runs"]) for task, (_, elmo) in records.items()}
     text = markdown(tables, mixes)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text, encoding="utf8")

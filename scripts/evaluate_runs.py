@@ -6,12 +6,14 @@ layer weights. Writes one JSON file: {"model", "test", "train", "train_docs",
     python scripts/evaluate_runs.py training/coref-elmo corpus/coref/test.spacy metrics/coref-elmo.json --gold-tokens
 
 With --gold-tokens the test docs keep their own tokens and stay whole (spacy-elmo.CorefCorpus.v1),
-as coreference scores need; otherwise they are read as `spacy evaluate` reads them.
+as coreference scores need; otherwise they are read as `spacy evaluate` reads them. With --seeds only
+those seeds are scored, and an existing OUTPUT for the same runs and test set keeps its other seeds
+(long runs trained and scored one at a time).
 """
 
 import json
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 import spacy
 import typer
@@ -50,15 +52,34 @@ def training_set(model_path: Path) -> Dict[str, Any]:
     return {"train": path, "train_docs": n_docs}
 
 
+def earlier_runs(output: Path, record: Dict[str, Any], seeds: List[int]) -> List[Dict[str, Any]]:
+    """The runs of an existing `output` for the same training folder and test set, except `seeds`."""
+    if not output.is_file():
+        return []
+    earlier = json.loads(output.read_text())
+    for key in ("model", "test", "train"):
+        if earlier.get(key) != record[key]:
+            raise SystemExit(f"error: {output} holds {key} {earlier.get(key)!r}, not {record[key]!r}: use another output")
+    return [run for run in earlier["runs"] if run["seed"] not in seeds]
+
+
 def main(
     training_dir: Path = typer.Argument(..., help="Folder of seedN/ outputs of scripts/train_seeds.py"),
     test_data: Path = typer.Argument(..., help="Test set (.spacy)"),
     output: Path = typer.Argument(..., help="JSON file to write"),
     gold_tokens: bool = typer.Option(False, help="Keep the test docs' own tokens and whole documents (coreference)"),
+    seeds: Optional[str] = typer.Option(None, help="Comma-separated seeds to score, keeping the others in OUTPUT"),
 ) -> None:
     """Score model-best of each seed on `test_data`."""
+    seed_dirs = sorted(training_dir.glob("seed*"), key=lambda p: int(p.name[4:]))
+    if seeds is not None:
+        wanted = [int(seed) for seed in seeds.split(",")]
+        seed_dirs = [training_dir / f"seed{seed}" for seed in wanted]
+        missing = [str(path) for path in seed_dirs if not (path / "model-best").is_dir()]
+        if missing:
+            raise SystemExit(f"error: no model-best in {', '.join(missing)}")
     runs = []
-    for seed_dir in sorted(training_dir.glob("seed*"), key=lambda p: int(p.name[4:])):
+    for seed_dir in seed_dirs:
         model = seed_dir / "model-best"
         nlp = spacy.load(model)
         corpus = create_coref_corpus(test_data) if gold_tokens else Corpus(test_data)
@@ -70,7 +91,10 @@ def main(
     if not runs:
         raise SystemExit(f"error: no seedN/ training outputs in {training_dir}")
     output.parent.mkdir(parents=True, exist_ok=True)
-    record = {"model": str(training_dir), "test": str(test_data), **training_set(model), "runs": runs}
+    record = {"model": str(training_dir), "test": str(test_data), **training_set(model)}
+    if seeds is not None:
+        runs += earlier_runs(output, record, [run["seed"] for run in runs])
+    record["runs"] = sorted(runs, key=lambda run: run["seed"])
     output.write_text(json.dumps(record, indent=2))
 
 

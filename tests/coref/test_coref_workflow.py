@@ -71,3 +71,26 @@ def test_a_trained_coref_pipeline_gives_the_same_clusters_after_saving_batched_o
     assert result.returncode == 0, result.stderr[-3000:]
     reloaded = json.loads(result.stdout.strip().splitlines()[-1])
     assert [{k: [tuple(s) for s in v] for k, v in c.items()} for c in reloaded] == one_by_one
+
+
+def test_scoring_one_seed_keeps_the_other_seeds_of_the_record(smoke_project, tmp_path):
+    baseline = smoke_project / "metrics/coref-baseline.json"
+    record = json.loads(baseline.read_text())
+    other = {**record["runs"][0], "seed": 7, "scores": {"coref_conll_f": 0.5}}
+    output = tmp_path / "coref-baseline.json"
+    output.write_text(json.dumps({**record, "runs": [other, {**record["runs"][0], "scores": {}}]}))
+    command = [
+        sys.executable, "scripts/evaluate_runs.py", "smoke/coref/training/coref-baseline",
+        "smoke/coref/corpus/test.spacy", str(output), "--gold-tokens", "--seeds", "0",
+    ]
+    project = smoke_project.parent.parent
+    result = subprocess.run(command, capture_output=True, text=True, cwd=project)
+    assert result.returncode == 0, result.stderr[-3000:]
+    merged = json.loads(output.read_text())
+    assert [run["seed"] for run in merged["runs"]] == [0, 7]
+    assert merged["runs"][0]["scores"] == record["runs"][0]["scores"]
+    assert merged["runs"][1] == other
+    mismatched = {**record, "test": "elsewhere/test.spacy", "runs": [other]}
+    output.write_text(json.dumps(mismatched))
+    result = subprocess.run(command, capture_output=True, text=True, cwd=project)
+    assert result.returncode != 0 and "holds test 'elsewhere/test.spacy'" in result.stderr
