@@ -29,9 +29,10 @@ Rows = Dict[str, List[List[float]]]  # row name -> [baseline values per seed, EL
 
 
 def mean_sd(values: Sequence[float]) -> str:
-    """E.g. "71.23 ± 0.45" (percent; the standard deviation over seeds, 0 for one seed)."""
-    sd = statistics.stdev(values) if len(values) > 1 else 0.0
-    return f"{100 * statistics.mean(values):.2f} ± {100 * sd:.2f}"
+    """E.g. "71.23 ± 0.45" (percent; the standard deviation over seeds), or "71.23" for one seed."""
+    if len(values) == 1:
+        return f"{100 * values[0]:.2f}"
+    return f"{100 * statistics.mean(values):.2f} ± {100 * statistics.stdev(values):.2f}"
 
 
 def ner_rows(baseline: List[dict], elmo: List[dict]) -> Rows:
@@ -121,12 +122,13 @@ def read_record(path: Path) -> dict:
 
 def paired_runs(baseline: dict, elmo: dict) -> Tuple[List[dict], List[dict], str]:
     """The runs of the seeds both variants have (runs trained one at a time may be ahead in one),
-    and the seeds in words, e.g. "3 seeds (0, 1, 2)"."""
+    and how they are summarized, e.g. "mean ± sd over 3 seeds (0, 1, 2)" or "seed 0"."""
     seeds = sorted({r["seed"] for r in baseline["runs"]} & {r["seed"] for r in elmo["runs"]})
     if not seeds:
         raise SystemExit(f"error: {baseline['model']} and {elmo['model']} have no seed in common")
     runs = tuple([r for r in record["runs"] if r["seed"] in seeds] for record in (baseline, elmo))
-    return runs[0], runs[1], f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''} ({', '.join(map(str, seeds))})"
+    summary = f"mean ± sd over {len(seeds)} seeds ({', '.join(map(str, seeds))})" if len(seeds) > 1 else f"seed {seeds[0]}"
+    return runs[0], runs[1], summary
 
 
 def main(
@@ -146,22 +148,22 @@ def main(
     panels: List[Tuple[str, Rows]] = []
     mixes: Dict[str, Dict[str, Any]] = {}
     for task, (baseline, elmo) in records.items():
-        baseline_runs, elmo_runs, n_seeds = paired_runs(baseline, elmo)
+        baseline_runs, elmo_runs, over_seeds = paired_runs(baseline, elmo)
         runs = (baseline_runs, elmo_runs)
         mixes[MIX_NAMES[task]] = mean_mix(elmo_runs)
         if task.startswith("ner"):
             n_docs = baseline.get("train_docs")
             training = "the full train set" if task == "ner" else (f"the first {n_docs:,} train sentences" if n_docs else "the low-resource train set")
-            tables.append((f"NER F1 on the UNER English-EWT test set, trained on {training}, mean ± sd over {n_seeds}:", "entity", ner_rows(*runs)))
+            tables.append((f"NER F1 on the UNER English-EWT test set, trained on {training}, {over_seeds}:", "entity", ner_rows(*runs)))
             panels.append((f"NER F1, UNER EWT test\n(trained on {training})", tables[-1][2]))
         elif task == "tagger":
             rows = score_rows(*runs, {"accuracy": "tag_acc"})
-            tables.append((f"UPOS accuracy on the UD English-EWT test set, mean ± sd over {n_seeds}:", "", rows))
+            tables.append((f"UPOS accuracy on the UD English-EWT test set, {over_seeds}:", "", rows))
             panels.append(("UPOS accuracy", rows))
         else:
             rows = score_rows(*runs, COREF_ROWS)
-            tables.append((f"Coreference on the GUM test set (gold tokens, chains of 2+ mentions), mean ± sd over {n_seeds}:", "score", rows))
-            panels.append(("Coreference F1, GUM test", rows))
+            tables.append((f"Coreference on the GUM test set (gold tokens, chains of 2+ mentions), {over_seeds}:", "score", rows))
+            panels.append(("Coreference F1, GUM test" + ("" if "±" in over_seeds else f"\n({over_seeds}, no spread)"), rows))
     text = markdown(tables, mixes)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text, encoding="utf8")

@@ -27,8 +27,8 @@ def test_a_table_uses_only_the_seeds_both_variants_have(compare, tmp_path):
     (tmp_path / "tagger-elmo.json").write_text(json.dumps(record("tagger-elmo", {0: 0.95}, mix)))
     compare.main(tmp_path, tmp_path / "results.md", tmp_path / "results.png")
     text = (tmp_path / "results.md").read_text()
-    assert "mean ± sd over 1 seed (0):" in text
-    assert "| accuracy | 90.00 ± 0.00 | 95.00 ± 0.00 | +5.00 |" in text
+    assert "UD English-EWT test set, seed 0:" in text
+    assert "| accuracy | 90.00 | 95.00 | +5.00 |" in text
     assert "| POS | 0.200 | 0.300 | 0.500 | 1.000 |" in text
 
 
