@@ -120,15 +120,19 @@ def read_record(path: Path) -> dict:
     return json.loads(path.read_text())
 
 
-def paired_runs(baseline: dict, elmo: dict) -> Tuple[List[dict], List[dict], str]:
+def paired_runs(baseline: dict, elmo: dict) -> Tuple[List[dict], List[dict], List[int]]:
     """The runs of the seeds both variants have (runs trained one at a time may be ahead in one),
-    and how they are summarized, e.g. "mean ± sd over 3 seeds (0, 1, 2)" or "seed 0"."""
+    and those seeds."""
     seeds = sorted({r["seed"] for r in baseline["runs"]} & {r["seed"] for r in elmo["runs"]})
     if not seeds:
         raise SystemExit(f"error: {baseline['model']} and {elmo['model']} have no seed in common")
     runs = tuple([r for r in record["runs"] if r["seed"] in seeds] for record in (baseline, elmo))
-    summary = f"mean ± sd over {len(seeds)} seeds ({', '.join(map(str, seeds))})" if len(seeds) > 1 else f"seed {seeds[0]}"
-    return runs[0], runs[1], summary
+    return runs[0], runs[1], seeds
+
+
+def seeds_summary(seeds: List[int]) -> str:
+    """How a table summarizes its seeds: "mean ± sd over 3 seeds (0, 1, 2)", or "seed 0"."""
+    return f"mean ± sd over {len(seeds)} seeds ({', '.join(map(str, seeds))})" if len(seeds) > 1 else f"seed {seeds[0]}"
 
 
 def main(
@@ -148,8 +152,9 @@ def main(
     panels: List[Tuple[str, Rows]] = []
     mixes: Dict[str, Dict[str, Any]] = {}
     for task, (baseline, elmo) in records.items():
-        baseline_runs, elmo_runs, over_seeds = paired_runs(baseline, elmo)
+        baseline_runs, elmo_runs, seeds = paired_runs(baseline, elmo)
         runs = (baseline_runs, elmo_runs)
+        over_seeds = seeds_summary(seeds)
         mixes[MIX_NAMES[task]] = mean_mix(elmo_runs)
         if task.startswith("ner"):
             n_docs = baseline.get("train_docs")
@@ -163,7 +168,7 @@ def main(
         else:
             rows = score_rows(*runs, COREF_ROWS)
             tables.append((f"Coreference on the GUM test set (gold tokens, chains of 2+ mentions), {over_seeds}:", "score", rows))
-            panels.append(("Coreference F1, GUM test" + ("" if "±" in over_seeds else f"\n({over_seeds}, no spread)"), rows))
+            panels.append(("Coreference F1, GUM test" + ("" if len(seeds) > 1 else f"\n({over_seeds}, no spread)"), rows))
     text = markdown(tables, mixes)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text, encoding="utf8")
