@@ -111,7 +111,9 @@ def chart(panels: List[Tuple[str, Rows]], mixes: Dict[str, dict], path: Path) ->
             ax_mix.bar([j - 0.4 + step * (i + 0.5) for j in range(n_layers)], mix["weights"], step, label=task)
         ax_mix.set_xticks(range(n_layers), ["token"] + [f"LSTM {j}" for j in range(1, n_layers)])
         ax_mix.set_title("Learned layer weights s_j")
-        ax_mix.legend()
+        # Head room above the tallest bar keeps the legend off the bars.
+        ax_mix.set_ylim(0, 1.6 * max(max(mix["weights"]) for mix in mixes.values()))
+        ax_mix.legend(fontsize="small", loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
