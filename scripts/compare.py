@@ -157,20 +157,21 @@ def main(
         baseline_runs, elmo_runs, seeds = paired_runs(baseline, elmo)
         runs = (baseline_runs, elmo_runs)
         over_seeds = seeds_summary(seeds)
+        no_spread = "" if len(seeds) > 1 else f"\n({over_seeds}, no spread)"
         mixes[MIX_NAMES[task]] = mean_mix(elmo_runs)
         if task.startswith("ner"):
             n_docs = baseline.get("train_docs")
             training = "the full train set" if task == "ner" else (f"the first {n_docs:,} train sentences" if n_docs else "the low-resource train set")
             tables.append((f"NER F1 on the UNER English-EWT test set, trained on {training}, {over_seeds}:", "entity", ner_rows(*runs)))
-            panels.append((f"NER F1, UNER EWT test\n(trained on {training})", tables[-1][2]))
+            panels.append((f"NER F1, UNER EWT test\n(trained on {training}){no_spread}", tables[-1][2]))
         elif task == "tagger":
             rows = score_rows(*runs, {"accuracy": "tag_acc"})
             tables.append((f"UPOS accuracy on the UD English-EWT test set, {over_seeds}:", "", rows))
-            panels.append(("UPOS accuracy", rows))
+            panels.append(("UPOS accuracy" + no_spread, rows))
         else:
             rows = score_rows(*runs, COREF_ROWS)
             tables.append((f"Coreference on the GUM test set (gold tokens, chains of 2+ mentions), {over_seeds}:", "score", rows))
-            panels.append(("Coreference F1, GUM test" + ("" if len(seeds) > 1 else f"\n({over_seeds}, no spread)"), rows))
+            panels.append(("Coreference F1, GUM test" + no_spread, rows))
     text = markdown(tables, mixes)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text, encoding="utf8")
