@@ -1,4 +1,5 @@
 """A bounded least-recently-used cache of token embeddings, keyed by token string."""
+import threading
 from collections import OrderedDict
 from typing import Callable, Hashable, List, Optional, Sequence
 
@@ -12,7 +13,8 @@ class TokenEmbeddingCache:
 
     Exact: the token encoder is context-independent. The cache empties itself when `version`
     (a fingerprint of the encoder weights) changes, so trained or reloaded weights are never
-    served stale. Memory is bounded by `max_bytes`.
+    served stale. Memory is bounded by `max_bytes`. Safe under threads: one lock guards the
+    slots and the storage, so concurrent calls never share or overwrite each other's rows.
     """
 
     def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
@@ -20,11 +22,16 @@ class TokenEmbeddingCache:
         self._slots: "OrderedDict[str, int]" = OrderedDict()
         self._storage: Optional[torch.Tensor] = None
         self._version: Hashable = None
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._slots)
 
     def clear(self) -> None:
+        with self._lock:
+            self._clear()
+
+    def _clear(self) -> None:
         self._slots.clear()
         self._storage = None
 
@@ -34,9 +41,16 @@ class TokenEmbeddingCache:
         encode: Callable[[Sequence[str]], torch.Tensor],
         version: Hashable,
     ) -> torch.Tensor:
-        """Return (len(tokens), P) embeddings of distinct `tokens`, calling `encode` on the misses."""
+        """Return (len(tokens), P) embeddings of distinct `tokens`, calling `encode` on the misses.
+
+        The result is a copy: later calls that evict or overwrite rows do not change it.
+        """
+        with self._lock:
+            return self._embed(tokens, encode, version)
+
+    def _embed(self, tokens: Sequence[str], encode: Callable[[Sequence[str]], torch.Tensor], version: Hashable) -> torch.Tensor:
         if version != self._version:
-            self.clear()
+            self._clear()
             self._version = version
         missing = []
         for token in tokens:

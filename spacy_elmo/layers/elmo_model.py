@@ -7,6 +7,7 @@ initialized (or first used) from `bilm` (+ `options`); from then on they travel 
 The torch module lives in a `PyTorchShim`, so a fine-tuned biLM is updated by the pipeline's
 optimizer, and it is serialized as safetensors bytes, never pickle.
 """
+import threading
 from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -20,6 +21,8 @@ from ..options import check_device, compute_dtype
 from .segments import assemble, check_context, plan_segments
 
 ARCHITECTURE = "spacy-elmo.ElmoModel.v1"
+# Held while weights are loaded, so that threads using a model for the first time load it once.
+LOADING = threading.RLock()
 
 
 @dataclass(frozen=True)
@@ -94,9 +97,12 @@ def get_bilm(model: Model) -> Any:
 
 
 def ensure_loaded(model: Model) -> Any:
-    """The biLM of an ELMo model, loading its weights first if that has not happened."""
+    """The biLM of an ELMo model, loading its weights first if that has not happened (once,
+    when several threads use the model at the same time)."""
     if get_bilm(model) is None:
-        model.initialize()
+        with LOADING:
+            if get_bilm(model) is None:
+                model.initialize()
     return get_bilm(model)
 
 

@@ -14,7 +14,7 @@ from thinc.api import Model, Optimizer
 from thinc.types import Floats3d
 
 from ..errors import ConfigError
-from ..layers.elmo_model import ensure_loaded, frozen, get_bilm
+from ..layers.elmo_model import LOADING, ensure_loaded, frozen, get_bilm
 from ..layers.listener import ElmoListener
 from .extensions import install_extensions
 from .feature_cache import FeatureCache
@@ -123,16 +123,20 @@ class Elmo(TrainablePipe):
                 sources.append(source)
 
     def _ensure_loaded(self) -> None:
-        if self.bilm is None:
-            self.initialize()
-        elif self.layer_coefficients is None:
-            self._attach()
+        """Load and attach the weights on first use, once even when threads race to it."""
+        if self.layer_coefficients is not None and self.bilm is not None:
+            return
+        with LOADING:
+            if self.bilm is None:
+                self.initialize()
+            elif self.layer_coefficients is None:
+                self._attach()
 
     def _attach(self) -> None:
         """Finish setting up loaded weights: freezing, the layer selection, listener sizes."""
         bilm = ensure_loaded(self.model)
         s = self.settings
-        self.layer_coefficients = layer_coefficients(s.layer, bilm.n_layers, s.mix_weights, s.mix_gamma)
+        coefficients = layer_coefficients(s.layer, bilm.n_layers, s.mix_weights, s.mix_gamma)
         bilm.requires_grad_(not s.frozen)
         model_lang = (self.model.attrs.get("bilm_info") or {}).get("lang")
         if self.lang and model_lang and model_lang != self.lang:
@@ -144,6 +148,7 @@ class Elmo(TrainablePipe):
         self.feature_cache.clear()
         for listener in self.listeners:
             self._set_listener_dims(listener)
+        self.layer_coefficients = coefficients  # last: other threads take a set value as "ready"
 
     # --- prediction ------------------------------------------------------------------------
 
