@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from spacy_elmo import load_bilm
-from spacy_elmo.bilm import BiLMConfig, ModelFormatError, bilm_from_bytes, bilm_to_bytes, export_original
+from spacy_elmo.bilm import BiLMConfig, ModelFormatError, bilm_from_bytes, bilm_to_bytes, export_original, save_bilm
 
 from .conftest import TINY_CONFIG, random_bilm
 
@@ -23,7 +23,7 @@ def assert_same_outputs(a, b, atol=1e-6):
 
 def test_native_round_trip(tmp_path):
     bilm = random_bilm()
-    bilm.save(tmp_path / "model")
+    save_bilm(bilm, tmp_path / "model")
     assert sorted(p.name for p in (tmp_path / "model").iterdir()) == ["config.json", "model.safetensors"]
     assert_same_outputs(bilm, load_bilm(tmp_path / "model"))
 
@@ -39,7 +39,7 @@ def test_bytes_round_trip_with_softmax_and_vocab():
 
 def test_float16_storage_stays_close(tmp_path):
     bilm = random_bilm()
-    bilm.save(tmp_path / "half", dtype="float16")
+    save_bilm(bilm, tmp_path / "half", dtype="float16")
     loaded = load_bilm(tmp_path / "half")
     assert loaded.dtype.is_floating_point and str(loaded.dtype) == "torch.float32"
     assert_same_outputs(bilm, loaded, atol=1e-2)
@@ -48,8 +48,8 @@ def test_float16_storage_stays_close(tmp_path):
 def test_float16_softmax_storage_keeps_embeddings_exact(tmp_path):
     bilm = random_bilm()
     bilm.set_softmax(["<S>", "</S>", "<UNK>", "a", "b"])
-    bilm.save(tmp_path / "full")
-    bilm.save(tmp_path / "mixed", dtype="float16-softmax")
+    save_bilm(bilm, tmp_path / "full")
+    save_bilm(bilm, tmp_path / "mixed", dtype="float16-softmax")
     loaded = load_bilm(tmp_path / "mixed")
     assert_same_outputs(bilm, loaded, atol=0.0)
     softmax = bilm.softmax.weight.detach()
@@ -176,13 +176,13 @@ def test_non_finite_weights_are_rejected(tmp_path, allennlp_model_files):
 
 def test_native_folder_errors(tmp_path):
     bilm = random_bilm()
-    bilm.save(tmp_path / "m")
+    save_bilm(bilm, tmp_path / "m")
     (tmp_path / "m" / "model.safetensors").write_bytes(b"garbage")
     with pytest.raises(ModelFormatError, match="model.safetensors"):
         load_bilm(tmp_path / "m")
     with pytest.raises(ModelFormatError, match="not a serialized"):
         bilm_from_bytes(b"\x00" * 20)
-    random_bilm(dataclasses.replace(TINY_CONFIG, lstm_dim=32)).save(tmp_path / "other")
+    save_bilm(random_bilm(dataclasses.replace(TINY_CONFIG, lstm_dim=32)), tmp_path / "other")
     shutil.copy(tmp_path / "other" / "model.safetensors", tmp_path / "m" / "model.safetensors")
     with pytest.raises(ModelFormatError, match="has shape"):
         load_bilm(tmp_path / "m")
@@ -193,7 +193,7 @@ def test_bundled_names_and_bad_arguments(tmp_path):
 
     with pytest.raises(BundledModelNotFound, match="no_such_model"):
         load_bilm("no_such_model")
-    random_bilm().save(tmp_path / "m")
+    save_bilm(random_bilm(), tmp_path / "m")
     with pytest.raises(ValueError, match="dtype"):
         load_bilm(tmp_path / "m", dtype="float8")
     with pytest.raises(ValueError, match="device"):

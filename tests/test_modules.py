@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import torch
 
-from spacy_elmo.bilm import ScalarMix
+from spacy_elmo.bilm import ScalarMix, save_bilm
 from spacy_elmo.bilm.token_cache import TokenEmbeddingCache
 
 from .conftest import random_bilm
@@ -89,7 +89,7 @@ def test_cache_is_bounded_and_follows_weight_changes():
 def test_bfloat16_stays_close_to_float32(tmp_path, dtype):
     from spacy_elmo import load_bilm
 
-    random_bilm().save(tmp_path / "m")
+    save_bilm(random_bilm(), tmp_path / "m")
     full = load_bilm(tmp_path / "m").embed_sentences([["some", "words", "here"]])[0]
     low = load_bilm(tmp_path / "m", dtype=dtype).embed_sentences([["some", "words", "here"]])[0]
     assert low.dtype == np.float32

@@ -4,7 +4,7 @@ from typing import List, Optional, Union
 
 import torch
 
-from ..options import torch_device, torch_dtype
+from ..runtime import torch_device, torch_dtype
 from .errors import BundledModelNotFound, ModelFormatError
 from .model import BiLM
 

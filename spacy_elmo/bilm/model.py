@@ -1,6 +1,5 @@
 """The ELMo biLM: token encoder, forward and backward LSTM stacks, and the embedding API."""
-from pathlib import Path
-from typing import Hashable, List, Optional, Sequence, Tuple, Union
+from typing import Hashable, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -85,12 +84,6 @@ class BiLM(nn.Module):
     def reset_states(self) -> None:
         """Forget the LSTM states carried between stateful calls."""
         self._state = None
-
-    def save(self, folder: Union[str, Path], dtype: Optional[str] = None) -> None:
-        """Write the native format: config.json + model.safetensors (+ vocab.txt)."""
-        from .native_format import save_bilm
-
-        save_bilm(self, folder, dtype=dtype)
 
     # --- embedding API -------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load as load_safetensors_bytes
 from safetensors.torch import load_file, save, save_file
 
-from ..options import STORAGE_DTYPES
+from ..runtime import STORAGE_DTYPES
 from .config import BiLMConfig
 from .errors import ModelFormatError
 from .model import BiLM

@@ -17,7 +17,7 @@ from thinc.api import Model, PyTorchShim, torch2xp, xp2torch
 from thinc.types import Floats3d
 
 from ..errors import ConfigError, SpacyElmoError
-from ..options import check_device, compute_dtype
+from ..runtime import check_device, compute_dtype
 from .segments import assemble, check_context, plan_segments
 
 ARCHITECTURE = "spacy-elmo.ElmoModel.v1"
@@ -172,7 +172,7 @@ def _place(bilm: Any, settings: ElmoModelSettings, device: Optional[Any]) -> Any
     """The biLM on the configured device and in the configured dtype, in eval mode."""
     from thinc.api import get_torch_default_device
 
-    from ..options import torch_device, torch_dtype
+    from ..runtime import torch_device, torch_dtype
     from .fork_safety import single_thread_torch_in_forked_children
 
     single_thread_torch_in_forked_children()

@@ -6,7 +6,7 @@ from thinc.api import Model
 from thinc.types import Floats3d
 
 from ..errors import SpacyElmoError
-from ..pipeline.extensions import ATTR
+from ..attributes import ATTR
 
 
 class ElmoListener(Model):

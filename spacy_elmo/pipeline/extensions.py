@@ -11,10 +11,8 @@ from typing import Optional
 import numpy as np
 from spacy.tokens import Doc, Span, Token
 
+from ..attributes import ATTR, MIX_ATTR
 from .layer_selection import select
-
-ATTR = "elmo"
-MIX_ATTR = "elmo_layer_mix"
 
 
 def install_extensions() -> None:

@@ -11,7 +11,7 @@ import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from ..options import torch_device
+from ..runtime import torch_device
 
 COLLECTIVE_TIMEOUT = timedelta(hours=2)
 

@@ -3,7 +3,7 @@
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Dict, Optional
 
-from ..options import COMPUTE_DTYPES, STORAGE_DTYPES
+from ..runtime import COMPUTE_DTYPES, STORAGE_DTYPES
 from .corpus import DEFAULT_MAX_LINE_CHARS
 from .errors import TrainingSetupError
 

@@ -1,4 +1,5 @@
-"""The names of devices and number types that every part of the package accepts.
+"""Where a model runs and in which number type: the device and dtype names that every part of
+the package accepts.
 
 Validation here needs no torch (spaCy imports the factories at start-up); `torch_device`
 and `torch_dtype` import it when a model is really placed.
