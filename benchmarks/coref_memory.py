@@ -6,7 +6,10 @@ resident memory (`ru_maxrss`) is read after each, so each figure is the peak up 
 that length. The figures are the peak over the loaded pipeline's own footprint.
 
     python benchmarks/coref_memory.py training/coref-elmo/seed0/model-best \\
-        training/coref-baseline/seed0/model-best --docs corpus/coref/train.spacy
+        training/coref-baseline/seed0/model-best --docs corpus/coref/train.spacy --threads 1
+
+It needs the `coref` extra, trained pipelines and GUM documents (`spacy project run coref-smoke`
+makes small ones under smoke/coref/).
 """
 import json
 import subprocess
@@ -26,7 +29,10 @@ from spacy.tokens import DocBin
 def peak_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
-model, docs_path, lengths = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+model, docs_path, lengths, threads = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4])
+if threads:
+    import torch
+    torch.set_num_threads(threads)
 nlp = spacy.load(model)
 nlp("Warm up: the pipeline runs once before measuring. It is short.")
 docs = sorted(DocBin().from_disk(docs_path).get_docs(nlp.vocab), key=len, reverse=True)
@@ -54,11 +60,14 @@ def main(
     docs: Path = typer.Option(Path("corpus/coref/train.spacy"), help="Documents to take the texts from"),
     lengths: str = typer.Option("1500,3000,6000", help="Document lengths to measure, in tokens (increasing)"),
     output: Path = typer.Option(None, help="JSON lines file to append the results to"),
+    threads: int = typer.Option(1, help="torch threads in each pipeline's process (0: torch's default)"),
 ) -> None:
     """Print, per pipeline, the peak memory for each document length."""
+    if not docs.is_file():
+        raise SystemExit(f"error: no documents at {docs}; `spacy project run convert-coref` (or coref-smoke) writes them")
     targets = json.dumps([int(n) for n in lengths.split(",")])
     for model in models:
-        result = subprocess.run([sys.executable, "-c", CHILD, str(model), str(docs), targets], capture_output=True, text=True)
+        result = subprocess.run([sys.executable, "-c", CHILD, str(model), str(docs), targets, str(threads)], capture_output=True, text=True)
         if result.returncode != 0:
             raise SystemExit(f"error: {model}: {result.stderr[-2000:]}")
         record = {"model": str(model), **json.loads(result.stdout.strip().splitlines()[-1])}

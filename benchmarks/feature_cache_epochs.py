@@ -1,6 +1,6 @@
 """Epoch times of training NER on ELMo features, with and without the `elmo` feature cache.
 
-Random weights of a published architecture; held-out lines with synthetic entities (runs of
+Random weights of a published architecture; corpus lines (default: the sample in `data/smoke`) with synthetic entities (runs of
 capitalised words) as training data; `configs/ner.cfg`'s components, trained with
 `nlp.update` the way `spacy train` does. With the cache, epochs after the first skip the biLM.
 
@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Dict, List
 
 import typer
-from bilm_speed import DEFAULT_CORPUS, SIZES, write_random_weights
-from pipeline_speed import read_lines
+from bilm_speed import DEFAULT_CORPUS, SIZES, read_lines, write_random_weights
 
 ROOT = Path(__file__).resolve().parents[1]
 app = typer.Typer(add_completion=False)
@@ -69,7 +68,7 @@ def main(
     sentences: int = typer.Option(200, help="training lines"),
     epochs: int = typer.Option(3),
     batch_size: int = typer.Option(32, help="examples per update"),
-    corpus: Path = typer.Option(DEFAULT_CORPUS),
+    corpus: Path = typer.Option(DEFAULT_CORPUS, help="text, a sentence a line (.txt or .gz); default: the 200-line sample in data/smoke"),
     threads: int = typer.Option(1, help="torch threads (0: torch's default)"),
 ) -> None:
     import torch
@@ -84,7 +83,7 @@ def main(
         write_random_weights(size, folder)
         results = {label: epoch_times(folder, texts, epochs, batch_size, mb) for label, mb in (("no cache", 0), ("cache", 2048))}
     n_words = sum(len(t.split()) for t in texts)
-    print(f"size={size} lines={sentences} (~{n_words} words) epochs={epochs} batch_size={batch_size} threads={torch.get_num_threads()}")
+    print(f"size={size} lines={len(texts)} (~{n_words} words) epochs={epochs} batch_size={batch_size} threads={torch.get_num_threads()}")
     for label, times in results.items():
         print(f"{label:>9}: " + "  ".join(f"epoch {i + 1} {t:.2f} s" for i, t in enumerate(times)) + f"  total {sum(times):.2f} s")
 

@@ -2,32 +2,27 @@
 
 The biLM is a bundled or saved model (`--model`), or random weights of a published
 architecture written in the original hdf5 layout (`--size`, as `bilm_speed.py` does); the same
-held-out lines are embedded three ways, each pass cold (the biLM's token cache cleared),
+corpus lines (default: the 200-line sample in `data/smoke`, so a fresh clone runs it) are embedded three ways, each pass cold (the biLM's token cache cleared),
 alternating, best of `--repeats`:
 
 - direct: `bilm.embed_sentences` on the token lists (the biLM alone);
 - component: `nlp.pipe` on pre-tokenized Docs (the biLM plus the component's glue);
 - pipeline: `nlp.pipe` on the raw texts (adds spaCy's tokenizer).
 
-    python benchmarks/pipeline_speed.py --model en_base --threads 2
+    python benchmarks/pipeline_speed.py --model en_base --threads 1
+    python benchmarks/pipeline_speed.py --model en_base --threads 2 --corpus ../shared/data/corpus/heldout.txt.gz
     python benchmarks/pipeline_speed.py --size small
     python benchmarks/pipeline_speed.py --size original --sentences 128
 """
-import gzip
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable, List
+from typing import Callable
 
 import typer
-from bilm_speed import DEFAULT_CORPUS, SIZES, write_random_weights
+from bilm_speed import DEFAULT_CORPUS, SIZES, read_lines, write_random_weights
 
 app = typer.Typer(add_completion=False)
-
-
-def read_lines(corpus: Path, n: int) -> List[str]:
-    with gzip.open(corpus, "rt", encoding="utf-8") as handle:
-        return [next(handle).strip() for _ in range(n)]
 
 
 def timed(run: Callable[[], object], before: Callable[[], None]) -> float:
@@ -42,13 +37,13 @@ def timed(run: Callable[[], object], before: Callable[[], None]) -> float:
 def main(
     model: str = typer.Option("", help="a bundled model's name or a model folder (instead of --size)"),
     size: str = typer.Option("small", help="small, medium or original (random weights)"),
-    sentences: int = typer.Option(256, help="how many held-out lines to embed"),
+    sentences: int = typer.Option(256, help="how many corpus lines to embed"),
     batch_size: int = typer.Option(64, help="sequences per biLM forward pass"),
     pipe_batch_size: int = typer.Option(1000, help="docs per nlp.pipe batch (spaCy's default)"),
     max_tokens: int = typer.Option(4096, help="padded token slots per forward pass"),
     dtype: str = typer.Option("float32", help="float32 or bfloat16"),
     device: str = typer.Option("cpu", help="cpu or cuda"),
-    corpus: Path = typer.Option(DEFAULT_CORPUS),
+    corpus: Path = typer.Option(DEFAULT_CORPUS, help="text, a sentence a line (.txt or .gz); default: the 200-line sample in data/smoke"),
     repeats: int = typer.Option(5, help="timed passes per way; the fastest counts"),
     threads: int = typer.Option(1, help="torch threads (1 is steadiest on a shared machine; 0: torch's default)"),
 ) -> None:
