@@ -22,26 +22,17 @@ from spacy.tokens import DocBin
 from spacy.training import Corpus
 
 from spacy_elmo.coref.corpus import create_coref_corpus
+from spacy_elmo.layers.scalar_mix import learned_mixes
 
 SCORES = ("ents_p", "ents_r", "ents_f", "ents_per_type", "tag_acc", "coref_conll_f", "coref_f")
 SCORE_PREFIXES = ("coref_muc_", "coref_b3_", "coref_ceafe_")
 
 
 def layer_mix(nlp: Language) -> Optional[Dict[str, Any]]:
-    """The softmax-normalized layer weights s_j and the scale γ of the first ELMo scalar mix in the
-    pipeline's trainable components, or None for a pipeline without ELMo."""
-    for name, component in nlp.pipeline:
-        model = getattr(component, "model", None)
-        if model is None or name == "elmo":
-            continue
-        for node in model.walk():
-            if node.name == "elmo_scalar_mix":
-                weights = node.ops.softmax(node.get_param("W"))
-                return {
-                    "component": name,
-                    "weights": [float(w) for w in weights],
-                    "gamma": float(node.get_param("gamma")[0]),
-                }
+    """The softmax-normalized layer weights s_j and the scale γ of the first component that
+    learned an ELMo mix, or None for a pipeline without ELMo."""
+    for name, mix in learned_mixes(nlp).items():
+        return {"component": name, "weights": mix["weights"], "gamma": mix["gamma"]}
     return None
 
 

@@ -23,6 +23,7 @@ import typer
 from spacy.tokens import Doc, DocBin
 
 from spacy_elmo import load_bilm
+from spacy_elmo.mixing import mix_layers
 
 L2 = 1e-4
 ITERATIONS = 200
@@ -101,10 +102,11 @@ def probe_score(task: str, train: np.ndarray, test: np.ndarray, labels: Dict[str
 
 
 def learned_mix(path: Path) -> Optional[List[float]]:
-    """Mean softmax-normalized layer weights over the seeds of a metrics file of evaluate_runs.py."""
+    """Mean layer coefficients γ·s_j over the seeds of a metrics file of evaluate_runs.py."""
     if not path.is_file():
         return None
-    mixes = [run["layer_mix"]["weights"] for run in json.loads(path.read_text())["runs"] if run.get("layer_mix")]
+    runs = [run["layer_mix"] for run in json.loads(path.read_text())["runs"] if run.get("layer_mix")]
+    mixes = [[mix["gamma"] * w for w in mix["weights"]] for mix in runs]
     return [statistics.mean(column) for column in zip(*mixes)] if mixes else None
 
 
@@ -117,7 +119,7 @@ def markdown(results: Dict[str, Dict[str, float]], mixes: Dict[str, List[float]]
     for row in rows:
         lines.append(f"| {row} | " + " | ".join(f"{100 * results[t][row]:.2f}" for t in tasks) + " |")
     if mixes:
-        lines += ["", "Learned layer weights s_j used for the mix rows (mean over seeds):", ""]
+        lines += ["", "Learned layer coefficients γ·s_j used for the mix rows (mean over seeds):", ""]
         for task, weights in mixes.items():
             lines.append(f"- {task}: " + ", ".join(f"layer {j} {w:.3f}" for j, w in enumerate(weights)))
     return "\n".join(lines) + "\n"
@@ -171,9 +173,9 @@ def main(
             results[task][f"layer {j}"] = probe_score(task, layers["dev"][j], layers["test"][j], labels, lengths)
             print(f"{task} layer {j}: {100 * results[task][f'layer {j}']:.2f}", flush=True)
         for mix_task, weights in mixes.items():
-            w = np.asarray(weights, dtype=np.float32)[:, None, None]
             name = f"{mix_task} mix"
-            results[task][name] = probe_score(task, (w * layers["dev"]).sum(0), (w * layers["test"]).sum(0), labels, lengths)
+            mixed = {split: mix_layers(weights, layers[split]) for split in ("dev", "test")}
+            results[task][name] = probe_score(task, mixed["dev"], mixed["test"], labels, lengths)
             print(f"{task} {name}: {100 * results[task][name]:.2f}", flush=True)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps({"model": model, "scores": results, "mixes": mixes}, indent=2))

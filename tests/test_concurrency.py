@@ -55,3 +55,17 @@ def test_first_use_from_threads_loads_once():
     assert len(loads) == 1
     expected = [doc._.elmo for doc in _pipeline().pipe(texts[:4])]
     assert all(np.abs(a - b).max() <= 1e-5 for a, b in zip(expected, got))
+
+
+def test_copies_and_pickles_of_a_biLM_embed_the_same():
+    import copy
+    import pickle
+
+    from spacy_elmo import load_bilm
+
+    bilm = load_bilm()
+    sentences = [text.split() for text in _texts(6, seed=2)]
+    expected = bilm.embed_sentences(sentences)
+    for other in (copy.deepcopy(bilm), pickle.loads(pickle.dumps(bilm))):
+        for a, b in zip(expected, other.embed_sentences(sentences)):
+            np.testing.assert_array_equal(a, b)

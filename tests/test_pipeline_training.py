@@ -5,6 +5,8 @@ import spacy
 from spacy.training import Example
 from spacy.util import fix_random_seed, registry
 
+from spacy_elmo.layers.scalar_mix import learned_mixes
+
 from .elmo_pipeline_helpers import elmo_config as component_config
 from .elmo_pipeline_helpers import model_config
 
@@ -91,7 +93,14 @@ def test_each_component_learns_its_own_layer_mix(allennlp_model_files):
     assert len(mixes) == 1
     weights = mixes[0].get_param("W")
     assert weights.shape == (3,) and not np.allclose(weights, 0.0)
-    assert mixes[0].get_param("gamma")[0] != 1.0
+    gamma = float(mixes[0].get_param("gamma")[0])
+    assert gamma != 1.0
+    learned = learned_mixes(nlp)
+    assert list(learned) == ["ner"]
+    expected = np.exp(weights) / np.exp(weights).sum()
+    np.testing.assert_allclose(learned["ner"]["weights"], expected, rtol=1e-5)
+    assert learned["ner"]["gamma"] == pytest.approx(gamma)
+    np.testing.assert_allclose(learned["ner"]["coefficients"], gamma * expected, rtol=1e-5)
 
 
 def test_feature_cache_runs_a_frozen_biLM_once_per_sentence(allennlp_model_files):

@@ -27,6 +27,14 @@ class TokenEmbeddingCache:
     def __len__(self) -> int:
         return len(self._slots)
 
+    def __getstate__(self) -> dict:
+        # Copies and pickles (`copy.deepcopy`, `n_process` workers) get a lock of their own.
+        return {key: value for key, value in self.__dict__.items() if key != "_lock"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def clear(self) -> None:
         with self._lock:
             self._clear()

@@ -1,8 +1,14 @@
-"""ELMo's learned layer mix as a thinc layer: γ · Σ_j softmax(w)_j · h_j (Peters et al. 2018, eq. 1)."""
-from typing import Callable, List, Optional, Tuple
+"""ELMo's learned layer mix as a thinc layer: γ · Σ_j softmax(w)_j · h_j (Peters et al. 2018, eq. 1),
+and the mixes a trained pipeline learned."""
+from typing import Callable, Dict, List, Optional, Tuple
 
-from thinc.api import Model, Ops, get_array_module
-from thinc.types import Floats1d, Floats2d, Floats3d
+from spacy.language import Language
+from thinc.api import Model
+from thinc.types import Floats2d, Floats3d
+
+from ..mixing import mix_layers, softmax
+
+NAME = "elmo_scalar_mix"
 
 
 def ScalarMix() -> Model[List[Floats3d], List[Floats2d]]:
@@ -11,7 +17,7 @@ def ScalarMix() -> Model[List[Floats3d], List[Floats2d]]:
     Parameters: `W` (n_layers,), the pre-softmax weights, initialised to 0 (equal weights),
     and `gamma` (1,), initialised to 1. `n_layers` is inferred from the data at initialization.
     """
-    return Model("elmo_scalar_mix", forward, init=init, dims={"n_layers": None}, params={"W": None, "gamma": None})
+    return Model(NAME, forward, init=init, dims={"n_layers": None}, params={"W": None, "gamma": None})
 
 
 def init(
@@ -27,7 +33,7 @@ def init(
 def forward(model: Model[List[Floats3d], List[Floats2d]], X: List[Floats3d], is_train: bool) -> Tuple[List[Floats2d], Callable]:
     ops, xp = model.ops, model.ops.xp
     W, gamma = model.get_param("W"), float(model.get_param("gamma")[0])
-    weights = ops.softmax(W)
+    weights = softmax(W)
     lengths = [x.shape[1] for x in X]
     if not X:
         return [], lambda dY: []
@@ -46,15 +52,26 @@ def forward(model: Model[List[Floats3d], List[Floats2d]], X: List[Floats3d], is_
     return Y, backprop
 
 
-def mix_coefficients(ops: Ops, weights: Floats1d, gamma: float) -> Floats1d:
-    """γ · softmax(w): the weight of each layer in the mix."""
-    return gamma * ops.softmax(ops.asarray1f(weights))
-
-
-def mix_layers(coefficients: Floats1d, layers: Floats3d) -> Floats2d:
-    """Σ_j c_j · h_j over the first axis of (n_layers, ..., width) layers (numpy or cupy)."""
-    xp = get_array_module(layers)
-    return xp.tensordot(xp.asarray(coefficients, dtype=layers.dtype), layers, axes=1)
+def learned_mixes(nlp: Language) -> Dict[str, Dict[str, object]]:
+    """The layer mix each component of a pipeline learned, by component name: its
+    softmax-normalized weights s_j ("weights"), the scale γ ("gamma") and the coefficients
+    γ·s_j ("coefficients"). Components without an ELMo mix are left out; of a component with
+    several mixes, the first is given.
+    """
+    mixes: Dict[str, Dict[str, object]] = {}
+    for name, component in nlp.pipeline:
+        model = getattr(component, "model", None)
+        node = next((n for n in model.walk() if n.name == NAME), None) if isinstance(model, Model) else None
+        if node is None or not node.has_param("W") or node.get_param("W") is None:
+            continue
+        weights = node.ops.to_numpy(softmax(node.get_param("W")))
+        gamma = float(node.get_param("gamma")[0])
+        mixes[name] = {
+            "weights": [float(w) for w in weights],
+            "gamma": gamma,
+            "coefficients": [float(gamma * w) for w in weights],
+        }
+    return mixes
 
 
 def _split(array, lengths: List[int], axis: int = 0) -> list:  # type: ignore[no-untyped-def]

@@ -16,9 +16,10 @@ from thinc.types import Floats3d
 from ..errors import ConfigError
 from ..layers.elmo_model import LOADING, ensure_loaded, frozen, get_bilm
 from ..layers.listener import ElmoListener
+from ..mixing import mix_layers
 from .extensions import install_extensions
 from .feature_cache import FeatureCache
-from .layer_selection import layer_coefficients, select
+from .layer_selection import layer_coefficients
 from .settings import ElmoSettings, default_config
 from .vector_hooks import set_vector_hooks
 
@@ -173,7 +174,7 @@ class Elmo(TrainablePipe):
         for doc, doc_layers in zip(docs, layers):
             doc_layers = self.model.ops.to_numpy(doc_layers)
             # A copy, so that a stored selection does not keep all layers alive.
-            selected = np.array(select(doc_layers, coefficients)) if set_vectors or not store_all else None
+            selected = np.array(mix_layers(coefficients, doc_layers)) if set_vectors or not store_all else None
             doc._.elmo = doc_layers if store_all else selected
             doc._.elmo_layer_mix = coefficients.tolist() if store_all else None
             if set_vectors:

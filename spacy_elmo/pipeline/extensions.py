@@ -12,7 +12,7 @@ import numpy as np
 from spacy.tokens import Doc, Span, Token
 
 from ..attributes import ATTR, MIX_ATTR
-from .layer_selection import select
+from ..mixing import mix_layers
 
 
 def install_extensions() -> None:
@@ -27,14 +27,6 @@ def install_extensions() -> None:
         Token.set_extension(ATTR, getter=token_vector)
 
 
-def selected_vectors(doc: Doc) -> Optional[np.ndarray]:
-    """The selected representation of every token (n_tokens, width), or None if unset."""
-    stored = doc._.get(ATTR)
-    if stored is None or stored.ndim == 2:
-        return stored
-    return select(stored, doc._.get(MIX_ATTR))
-
-
 def token_vector(token: Token) -> Optional[np.ndarray]:
     """`token._.elmo`: the configured layer or mix for this token, or None if unset."""
     stored = token.doc._.get(ATTR)
@@ -42,7 +34,7 @@ def token_vector(token: Token) -> Optional[np.ndarray]:
         return None
     if stored.ndim == 2:
         return stored[token.i]
-    return select(stored[:, token.i], token.doc._.get(MIX_ATTR))
+    return mix_layers(token.doc._.get(MIX_ATTR), stored[:, token.i])
 
 
 def span_vector(span: Span) -> Optional[np.ndarray]:
@@ -56,4 +48,4 @@ def span_vector(span: Span) -> Optional[np.ndarray]:
         return np.zeros((width,), dtype=np.float32)
     if stored.ndim == 2:
         return stored[rows].mean(axis=0)
-    return select(stored[:, rows].mean(axis=1), span.doc._.get(MIX_ATTR))
+    return mix_layers(span.doc._.get(MIX_ATTR), stored[:, rows].mean(axis=1))

@@ -3,10 +3,8 @@ from typing import Optional, Sequence, Union
 
 import numpy as np
 
-from thinc.api import NumpyOps
-
 from ..errors import ConfigError
-from ..layers.scalar_mix import mix_coefficients, mix_layers
+from ..mixing import mix_coefficients
 
 LayerSpec = Union[int, str]
 NAMED_LAYERS = ("top", "average", "mix")
@@ -54,17 +52,6 @@ def layer_coefficients(
         weights = np.zeros((n_layers,)) if mix_weights is None else np.asarray(mix_weights, dtype=np.float64)
         if weights.shape != (n_layers,):
             raise ConfigError(f"elmo: 'mix_weights' has {weights.size} values but this biLM has {n_layers} layers")
-        coefficients[:] = mix_coefficients(NumpyOps(), weights, mix_gamma)
+        coefficients[:] = mix_coefficients(weights, mix_gamma)
     return coefficients
 
-
-def select(layers: np.ndarray, coefficients: Sequence[float]) -> np.ndarray:
-    """Apply layer coefficients to layers (n_layers, ..., dim), giving (..., dim) float32.
-
-    A one-hot selection returns that layer exactly.
-    """
-    coefficients = np.asarray(coefficients, dtype=np.float32)
-    nonzero = np.flatnonzero(coefficients)
-    if nonzero.size == 1 and coefficients[nonzero[0]] == 1.0:
-        return layers[nonzero[0]]
-    return mix_layers(coefficients, layers).astype(np.float32, copy=False)
