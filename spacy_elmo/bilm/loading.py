@@ -62,13 +62,18 @@ def load_bilm(
     dtype (str): "float32" (default) or "bfloat16" computation.
     RETURNS (BiLM): the model.
     """
+    from .efml_format import is_efml_folder, load_efml
     from .native_format import CONFIG_FILE, load_native
     from .original_format import load_original
 
     target, number_type = torch_device(device), torch_dtype(dtype)
     path = resolve_model_path(source)
     if path.is_dir():
-        if (path / CONFIG_FILE).is_file():
+        if is_efml_folder(path):
+            if options is not None:
+                raise ValueError(f"{path} is an ELMoForManyLangs model folder; options= is only for original hdf5 weights")
+            bilm = load_efml(path)
+        elif (path / CONFIG_FILE).is_file():
             if options is not None:
                 raise ValueError(f"{path} is a native model folder; options= is only for original hdf5 weights")
             bilm = load_native(path)

@@ -1,5 +1,5 @@
 """The ELMo biLM: token encoder, forward and backward LSTM stacks, and the embedding API."""
-from typing import Hashable, List, Optional, Sequence, Tuple
+from typing import Hashable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -9,6 +9,8 @@ from .batching import length_batches
 from .characters import BOS_TOKEN, EOS_TOKEN, CharacterMapper
 from .config import BiLMConfig
 from .errors import ModelFormatError
+from .lexicon import Lexicon
+from .lexicon_encoder import LexiconTokenEncoder
 from .lstm import BiLstmStack, LayerState
 from .token_cache import DEFAULT_CACHE_BYTES, TokenEmbeddingCache
 from .token_encoder import CharTokenEncoder
@@ -32,8 +34,13 @@ class BiLM(nn.Module):
     def __init__(self, config: BiLMConfig, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
         super().__init__()
         self.config = config
-        self.characters = CharacterMapper(config.max_characters_per_token)
-        self.token_encoder = CharTokenEncoder(config)
+        lexicon = Lexicon.from_options(config.extra, config.max_characters_per_token)
+        if lexicon is None:
+            self.characters: Union[CharacterMapper, Lexicon] = CharacterMapper(config.max_characters_per_token)
+            self.token_encoder: CharTokenEncoder = CharTokenEncoder(config)
+        else:  # learned characters and words (ELMoForManyLangs)
+            self.characters = lexicon
+            self.token_encoder = LexiconTokenEncoder(config, lexicon)
         self.lstm = BiLstmStack(config)
         self.softmax: Optional[nn.Linear] = None
         self.vocab: Optional[List[str]] = None
@@ -194,6 +201,8 @@ class BiLM(nn.Module):
         RETURNS (Tuple[torch.Tensor, torch.Tensor]): layers (B, n_layers, T+2, 2P) with the
             sentence markers at 0 and length+1, zero at padding, and the sentence lengths (B,).
         """
+        if isinstance(self.characters, Lexicon):
+            raise ModelFormatError("this biLM has a learned character vocabulary; it takes tokens, not byte ids")
         if char_ids.dim() != 3 or char_ids.shape[-1] != self.characters.max_characters:
             raise ModelFormatError(
                 f"character ids must have shape (batch, tokens, {self.characters.max_characters}), "

@@ -77,7 +77,7 @@ class CharTokenEncoder(nn.Module):
 
     def _encode_by_length(self, char_ids: torch.Tensor) -> torch.Tensor:
         """Encode tokens in groups of similar length, each trimmed to its own width (exact)."""
-        used = _used_lengths(char_ids)
+        used = self._used_lengths(char_ids)
         if len(char_ids) < 2 * MIN_GROUP_TOKENS:
             return self._encode(char_ids, int(used.max()) if len(used) else 0)
         order = torch.argsort(used, stable=True)
@@ -92,7 +92,16 @@ class CharTokenEncoder(nn.Module):
         encoded = [self._encode(char_ids[order[a:b]], sorted_used[b - 1]) for a, b in groups]
         return torch.cat(encoded)[torch.argsort(order)]
 
+    def _used_lengths(self, char_ids: torch.Tensor) -> torch.Tensor:
+        """Character positions of each token before its padding (begin/end of word included)."""
+        return ((char_ids != PAD_CHAR) & (char_ids != 0)).sum(dim=1)
+
     def _encode(self, char_ids: torch.Tensor, longest: int) -> torch.Tensor:
+        x = self._char_features(char_ids, longest)
+        return self.projection(x) if self.projection is not None else x
+
+    def _char_features(self, char_ids: torch.Tensor, longest: int) -> torch.Tensor:
+        """The character CNN and highway layers: (N, M) ids to (N, F) features."""
         # Trailing PAD positions leave every max-pool unchanged as long as each filter still
         # sees one all-PAD window (ELMO.md §4.4): keep the longest token plus the widest filter.
         keep = longest + self.config.max_filter_width
@@ -103,9 +112,4 @@ class CharTokenEncoder(nn.Module):
         x = self._activation(torch.cat(pooled, dim=-1))
         for highway in self.highways:
             x = highway(x)
-        return self.projection(x) if self.projection is not None else x
-
-
-def _used_lengths(char_ids: torch.Tensor) -> torch.Tensor:
-    """Character positions of each token before its PAD (begin/end of word included)."""
-    return ((char_ids != PAD_CHAR) & (char_ids != 0)).sum(dim=1)
+        return x
