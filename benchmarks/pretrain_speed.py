@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 app = typer.Typer(add_completion=False)
 # A setting's keys and the TrainingSettings field each sets.
 SETTING_KEYS = {
-    "negatives": "n_negative_samples",
+    "negatives": "negatives",
     "rows": "batch_size",
     "bptt": "unroll_steps",
     "precision": "precision",
@@ -133,7 +133,7 @@ def main(
         for index, fields in enumerate(parse_setting(s) for s in setting):
             settings = TrainingSettings(max_vocab_size=max_vocab_size, **fields)
             per_step = settings.batch_size * settings.unroll_steps
-            settings.n_epochs = None
+            settings.epochs = None
             settings.token_budget = budget
             settings.checkpoint_every = 10**9
             settings.eval_every = max(1, _parse_count(eval_tokens, "--eval-tokens") // per_step)
@@ -142,7 +142,7 @@ def main(
                 run_dir, [lines], options, settings, vocab_path=vocab, heldout_path=held, device="cpu", show_progress=False
             )
             vocab_size = json.loads((run_dir / "run.json").read_text())["vocab_size"]
-            n_candidates = settings.n_negative_samples + 1 if settings.n_negative_samples < vocab_size else vocab_size
+            n_candidates = settings.negatives + 1 if settings.negatives < vocab_size else vocab_size
             flops = model_flops(config, n_candidates)
             speed = result.tokens_per_second
             record: Dict[str, Any] = {

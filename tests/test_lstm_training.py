@@ -132,7 +132,7 @@ def test_bfloat16_pretraining_keeps_float32_weights_and_follows_float32(tmp_path
     losses = {}
     for precision in ("float32", "bf16"):
         settings = TrainingSettings(
-            batch_size=3, unroll_steps=5, n_negative_samples=8, n_epochs=None, max_steps=3, precision=precision
+            batch_size=3, unroll_steps=5, negatives=8, epochs=None, max_steps=3, precision=precision
         )
         assert settings.precision in ("float32", "bfloat16")
         result = pretrain(tmp_path / precision, [text], preset_options("tiny"), settings, show_progress=False)

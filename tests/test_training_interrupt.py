@@ -24,7 +24,7 @@ STEPS = 150
 def test_interrupted_and_resumed_run_equals_an_uninterrupted_one(tmp_path):
     text = tmp_path / "text.txt"
     text.write_text("".join(f"the cat {i % 7} sat on mat {i % 5} .\n" for i in range(100)))
-    settings = dict(batch_size=2, unroll_steps=5, n_epochs=None, checkpoint_every=1000, log_every=1)
+    settings = dict(batch_size=2, unroll_steps=5, epochs=None, checkpoint_every=1000, log_every=1)
     out = tmp_path / "interrupted"
     command = [
         sys.executable,

@@ -33,7 +33,7 @@ def write_corpus(path: Path, n_lines: int = 60, seed: int = 0) -> Path:
 
 
 def quick_settings(**changes) -> TrainingSettings:
-    base = dict(batch_size=3, unroll_steps=5, n_negative_samples=8, n_epochs=None, checkpoint_every=2)
+    base = dict(batch_size=3, unroll_steps=5, negatives=8, epochs=None, checkpoint_every=2)
     return TrainingSettings(**{**base, **changes})
 
 
@@ -43,7 +43,7 @@ def test_bilm_tf_training_fixture_reaches_perplexity_below_20(fixtures_dir, tmp_
         preset_options("tiny"), {"lstm.use_skip_connections": False, "char_cnn.max_characters_per_token": 10}
     )
     settings = TrainingSettings(
-        batch_size=2, unroll_steps=10, n_negative_samples=16, n_epochs=50, clip_norm=1.0, dropout=0.1
+        batch_size=2, unroll_steps=10, negatives=16, epochs=50, clip_norm=1.0, dropout=0.1
     )
     result = pretrain(
         tmp_path / "run",
@@ -294,7 +294,7 @@ def test_the_run_says_which_budget_ended_it(tmp_path):
     options = preset_options("tiny")
     by_tokens = pretrain(tmp_path / "t", [text], options, quick_settings(token_budget=40), show_progress=False)
     assert by_tokens.stopped_by == "--token-budget 40 reached" and by_tokens.tokens >= 40
-    by_epochs = pretrain(tmp_path / "e", [text], options, quick_settings(n_epochs=1), show_progress=False)
+    by_epochs = pretrain(tmp_path / "e", [text], options, quick_settings(epochs=1), show_progress=False)
     assert by_epochs.stopped_by == "the training text ended (1 epoch, --epochs)"
 
 

@@ -49,7 +49,7 @@ class CharTokenEncoder(nn.Module):
         self._activation = torch.relu if config.activation == "relu" else torch.tanh
 
     def reset_parameters(self) -> None:
-        """The bilm-tf initialisation (ELMO.md §5.2)."""
+        """The initialisation of bilm-tf's `model.py` (`_build_word_char_embeddings`)."""
         config = self.config
         with torch.no_grad():
             nn.init.uniform_(self.char_embedding.weight, -1.0, 1.0)
@@ -103,7 +103,7 @@ class CharTokenEncoder(nn.Module):
     def _char_features(self, char_ids: torch.Tensor, longest: int) -> torch.Tensor:
         """The character CNN and highway layers: (N, M) ids to (N, F) features."""
         # Trailing PAD positions leave every max-pool unchanged as long as each filter still
-        # sees one all-PAD window (ELMO.md §4.4): keep the longest token plus the widest filter.
+        # sees one all-PAD window: keep the longest token plus the widest filter.
         keep = longest + self.config.max_filter_width
         if keep < char_ids.shape[1]:
             char_ids = char_ids[:, :keep]

@@ -9,8 +9,9 @@ import typer
 
 from ..errors import SpacyElmoError
 from ..training.errors import TrainingSetupError
-from ..training.presets import PRESETS, apply_overrides, parse_overrides, preset_options
-from ..training.settings import RESUMABLE, TrainingSettings
+from ..training.presets import DEFAULT_PRESET, PRESETS, apply_overrides, parse_overrides, preset_options
+from ..runtime import STORAGE_DTYPES
+from ..training.settings import OPTIMIZERS, RESUMABLE, TrainingSettings
 from ..training.run import pretrain, resume
 from .app import app
 
@@ -22,13 +23,18 @@ _SCALE = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9}
 EXIT_INTERRUPTED = 130  # the shell's code for a process stopped by Ctrl-C
 
 
+def _default(name: str) -> str:
+    """"(default X)" for a training setting, from its one source, `TrainingSettings`."""
+    return f"(default {getattr(TrainingSettings, name)})"
+
+
 @app.command("pretrain")
 def pretrain_command(
     output_dir: Path = typer.Argument(..., help="Folder for run.json, checkpoints and the trained model/"),
     texts: Optional[List[Path]] = typer.Argument(
         None, help="Training text: .txt, .gz, .jsonl ('text' field); one sentence or paragraph per line"
     ),
-    preset: Optional[str] = typer.Option(None, help=f"Architecture: {', '.join(PRESETS)} (default small)"),
+    preset: Optional[str] = typer.Option(None, help=f"Architecture: {', '.join(PRESETS)} (default {DEFAULT_PRESET})"),
     set_: Optional[List[str]] = typer.Option(
         None, "--set", help="Architecture setting KEY=VALUE, e.g. lstm.dim=512 or n_highway=2 (repeatable)"
     ),
@@ -44,32 +50,32 @@ def pretrain_command(
     heldout: Optional[Path] = typer.Option(
         None, help="Held-out text for perplexity (full softmax) every --eval-every steps"
     ),
-    lang: Optional[str] = typer.Option(None, help="spaCy language of the tokenizer (default en)"),
-    batch_size: Optional[int] = typer.Option(None, help="Rows per batch and process (default 128)"),
-    unroll_steps: Optional[int] = typer.Option(None, help="Truncated-backpropagation window (default 20)"),
+    lang: Optional[str] = typer.Option(None, help=f"spaCy language of the tokenizer {_default('lang')}"),
+    batch_size: Optional[int] = typer.Option(None, help=f"Rows per batch and process {_default('batch_size')}"),
+    unroll_steps: Optional[int] = typer.Option(None, help=f"Truncated-backpropagation window {_default('unroll_steps')}"),
     negatives: Optional[int] = typer.Option(
-        None, help="Sampled-softmax negatives (default 8192; full softmax if the vocabulary is not larger)"
+        None, help=f"Sampled-softmax negatives {_default('negatives')}; full softmax if the vocabulary is not larger"
     ),
-    optimizer: Optional[str] = typer.Option(None, help="adagrad (default, bilm-tf), adam or sgd"),
-    learning_rate: Optional[float] = typer.Option(None, help="Default 0.2 (Adagrad)"),
-    clip_norm: Optional[float] = typer.Option(None, help="Global gradient-norm clip (default 10)"),
-    dropout: Optional[float] = typer.Option(None, help="Default 0.1"),
+    optimizer: Optional[str] = typer.Option(None, help=f"{', '.join(OPTIMIZERS)} {_default('optimizer')}"),
+    learning_rate: Optional[float] = typer.Option(None, help=f"Learning rate {_default('learning_rate')}"),
+    clip_norm: Optional[float] = typer.Option(None, help=f"Global gradient-norm clip {_default('clip_norm')}"),
+    dropout: Optional[float] = typer.Option(None, help=f"Dropout on each LSTM layer's input {_default('dropout')}"),
     precision: Optional[str] = typer.Option(
         None,
-        help="float32 (default) or bf16: bfloat16 matrix products, float32 weights, optimizer, state and loss",
+        help=f"float32 or bf16 (bfloat16 matrix products; float32 weights, optimizer, state and loss) {_default('precision')}",
     ),
     max_vocab_size: Optional[int] = typer.Option(None, help="Most softmax entries, specials included"),
-    min_count: Optional[int] = typer.Option(None, help="Least occurrences of a vocabulary word (default 1)"),
-    max_line_chars: Optional[int] = typer.Option(None, help="Skip (and count) longer lines (default 20000)"),
-    seed: Optional[int] = typer.Option(None, help="Random seed (default 0)"),
-    epochs: Optional[int] = typer.Option(None, help="Passes over the text (default 10; 0: no limit)"),
+    min_count: Optional[int] = typer.Option(None, help=f"Least occurrences of a vocabulary word {_default('min_count')}"),
+    max_line_chars: Optional[int] = typer.Option(None, help=f"Skip (and count) longer lines {_default('max_line_chars')}"),
+    seed: Optional[int] = typer.Option(None, help=f"Random seed {_default('seed')}"),
+    epochs: Optional[int] = typer.Option(None, help=f"Passes over the text {_default('epochs')}; 0: no limit"),
     max_steps: Optional[int] = typer.Option(None, help="Stop after this many steps"),
     token_budget: Optional[str] = typer.Option(None, help="Stop after this many training tokens, e.g. 50M"),
     max_time: Optional[str] = typer.Option(None, help="Stop after this long (this invocation), e.g. 90m, 2h"),
-    checkpoint_every: Optional[int] = typer.Option(None, help="Steps between checkpoints (default 1250)"),
-    eval_every: Optional[int] = typer.Option(None, help="Steps between held-out evaluations (default 1000)"),
-    log_every: Optional[int] = typer.Option(None, help="Steps between lines of metrics.jsonl (default 100)"),
-    keep_checkpoints: Optional[int] = typer.Option(None, help="Checkpoints kept (default 2)"),
+    checkpoint_every: Optional[int] = typer.Option(None, help=f"Steps between checkpoints {_default('checkpoint_every')}"),
+    eval_every: Optional[int] = typer.Option(None, help=f"Steps between held-out evaluations {_default('eval_every')}"),
+    log_every: Optional[int] = typer.Option(None, help=f"Steps between lines of metrics.jsonl {_default('log_every')}"),
+    keep_checkpoints: Optional[int] = typer.Option(None, help=f"Checkpoints kept {_default('keep_checkpoints')}"),
     resume_run: bool = typer.Option(
         False, "--resume", help="Continue the run in OUTPUT_DIR exactly where it stopped"
     ),
@@ -77,7 +83,7 @@ def pretrain_command(
         False, "--export-original", help="Also write original/options.json + weights.hdf5"
     ),
     model_dtype: Optional[str] = typer.Option(
-        None, help="Storage type of the final model: float32 (default), float16, bfloat16, or float16-softmax (float16 for the softmax only); it computes in float32"
+        None, help=f"Storage type of the final model: {', '.join(STORAGE_DTYPES)} (float16-softmax: float16 for the softmax only) {_default('model_dtype')}; it computes in float32"
     ),
     device: str = typer.Option("auto", help="auto, cpu or cuda (under torchrun: one GPU per process)"),
     threads: Optional[int] = typer.Option(None, help="CPU threads of torch (default: torch's choice)"),
@@ -91,7 +97,7 @@ def pretrain_command(
         "lang": lang,
         "batch_size": batch_size,
         "unroll_steps": unroll_steps,
-        "n_negative_samples": negatives,
+        "negatives": negatives,
         "optimizer": optimizer,
         "learning_rate": learning_rate,
         "clip_norm": clip_norm,
@@ -101,10 +107,10 @@ def pretrain_command(
         "min_count": min_count,
         "max_line_chars": max_line_chars,
         "seed": seed,
-        "n_epochs": epochs,
+        "epochs": epochs,
         "max_steps": max_steps,
         "token_budget": _parse_count(token_budget, "--token-budget"),
-        "max_seconds": _parse_duration(max_time),
+        "max_time": _parse_duration(max_time),
         "checkpoint_every": checkpoint_every,
         "eval_every": eval_every,
         "log_every": log_every,
@@ -113,7 +119,7 @@ def pretrain_command(
     }
     given = {k: v for k, v in given.items() if v is not None}
     if epochs == 0:
-        given["n_epochs"] = None  # no epoch limit: stop by steps, tokens or time
+        given["epochs"] = None  # no epoch limit: stop by steps, tokens or time
     if threads is not None:
         torch.set_num_threads(threads)
     try:
@@ -141,7 +147,7 @@ def pretrain_command(
                 raise TrainingSetupError("give the training text files after OUTPUT_DIR")
             options = None
             if init is None:
-                options = apply_overrides(preset_options(preset or "small"), parse_overrides(set_ or []))
+                options = apply_overrides(preset_options(preset or DEFAULT_PRESET), parse_overrides(set_ or []))
             elif preset or set_:
                 raise TrainingSetupError("--init fixes the architecture; drop --preset / --set")
             settings = TrainingSettings.from_dict({**TrainingSettings().to_dict(), **given})

@@ -1,4 +1,4 @@
-"""Sentences streamed into rows of fixed-length windows, as bilm-tf trains (ELMO.md §5.1).
+"""Sentences streamed into rows of fixed-length windows, as bilm-tf trains (its `data.py`: `LMDataset`).
 
 Each of the `batch_size` rows is an endless stream of sentences wrapped in <S> … </S>; a batch is
 the next `unroll_steps` tokens of every row as inputs and the tokens one step later as targets,

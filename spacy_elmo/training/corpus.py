@@ -69,6 +69,12 @@ class CorpusStats:
     skipped: Counter = field(default_factory=Counter)
     first_skip: Dict[str, str] = field(default_factory=dict)
 
+    @property
+    def stream_tokens(self) -> int:
+        """Positions one epoch adds to the training stream: every token and both markers of
+        every sentence (<S> ... </S>)."""
+        return self.tokens + 2 * self.sentences
+
     def skip(self, reason: str, where: str) -> None:
         """Count a skipped line; the first of each reason is also logged, naming file:line."""
         self.skipped[reason] += 1

@@ -7,6 +7,8 @@ from typing import Any, Dict, Iterable, List
 from ..bilm.published import PUBLISHED
 from .errors import TrainingSetupError
 
+# The architecture of `pretrain` when neither a preset nor a model to fine-tune is named.
+DEFAULT_PRESET = "small"
 PRESETS: Dict[str, Dict[str, Any]] = {
     # The bilm-tf training-test model, with M = 50 so spaCy tokens are not cut short.
     "tiny": {

@@ -201,11 +201,12 @@ def _prepare_fresh(
     counts: Optional[Counter] = Counter() if bilm.softmax is None else None
     stats = corpus.scan(counts)
     heldout = _read_all(spec["heldout"], settings)
-    per_step = settings.batch_size * (settings.unroll_steps + 1) * spec["world_size"]
-    if settings.n_epochs is not None and settings.n_epochs * (stats.tokens + 2 * stats.sentences) < per_step:
+    # The first step reads each row's inputs and, one position later, its last target.
+    needed = settings.tokens_per_step(spec["world_size"]) + settings.batch_size * spec["world_size"]
+    if settings.epochs is not None and settings.epochs * stats.stream_tokens < needed:
         raise CorpusError(
-            f"{settings.n_epochs} epochs of the text hold {settings.n_epochs * (stats.tokens + 2 * stats.sentences):,} "
-            f"tokens (with sentence markers), less than one batch needs ({per_step:,}); use more text or epochs, "
+            f"{settings.epochs} epochs of the text hold {settings.epochs * stats.stream_tokens:,} "
+            f"tokens (with sentence markers), less than one batch needs ({needed:,}); use more text or epochs, "
             "or a smaller --batch-size / --unroll-steps"
         )
     if bilm.vocab is not None:

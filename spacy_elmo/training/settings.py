@@ -9,13 +9,18 @@ from .errors import TrainingSetupError
 
 OPTIMIZERS = ("adagrad", "adam", "sgd")
 # Names of settings in run.json files of earlier versions.
-RENAMED = {"max_tokens": "token_budget"}
+RENAMED = {
+    "max_tokens": "token_budget",
+    "n_negative_samples": "negatives",
+    "n_epochs": "epochs",
+    "max_seconds": "max_time",
+}
 # Settings that may change when a run is resumed: budgets, intervals and storage, not the maths.
 RESUMABLE = (
-    "n_epochs",
+    "epochs",
     "max_steps",
     "token_budget",
-    "max_seconds",
+    "max_time",
     "checkpoint_every",
     "eval_every",
     "log_every",
@@ -26,22 +31,23 @@ RESUMABLE = (
 
 @dataclass
 class TrainingSettings:
-    """How to train (ELMO.md §5): per-process batch of `batch_size` rows × `unroll_steps` tokens,
-    sampled softmax with `n_negative_samples` (full softmax when the vocabulary is not larger),
+    """How to train (bilm-tf's `train_elmo.py` recipe): per-process batch of `batch_size` rows ×
+    `unroll_steps` tokens, sampled softmax with `negatives` (full softmax when the vocabulary is not larger),
     Adagrad 0.2 with accumulator 1.0 on loss × unroll_steps, global-norm clip 10, dropout 0.1.
     `precision` "bfloat16" runs the large matrix products (char CNN, highway, LSTM input,
     recurrent and projection products, softmax) in bfloat16 under autocast; weights, optimizer
     state, cell state, gradient clipping and the loss stay float32.
     `model_dtype` is the storage type of the final model (checkpoints keep float32).
 
-    A run stops at the first budget reached: epochs over the data, steps, tokens (all processes
-    together), or seconds of this invocation.
+    A run stops at the first budget reached: `epochs` over the data, `max_steps`, `token_budget`
+    (all processes together), or `max_time` seconds of this invocation.
+    The command line's options have these names (`--max-time` also takes e.g. "90m").
     """
 
     lang: str = "en"
     batch_size: int = 128
     unroll_steps: int = 20
-    n_negative_samples: int = 8192
+    negatives: int = 8192
     optimizer: str = "adagrad"
     learning_rate: float = 0.2
     initial_accumulator: float = 1.0
@@ -52,10 +58,10 @@ class TrainingSettings:
     min_count: int = 1
     max_line_chars: int = DEFAULT_MAX_LINE_CHARS
     seed: int = 0
-    n_epochs: Optional[int] = 10
+    epochs: Optional[int] = 10
     max_steps: Optional[int] = None
     token_budget: Optional[int] = None
-    max_seconds: Optional[float] = None
+    max_time: Optional[float] = None
     checkpoint_every: int = 1250
     eval_every: int = 1000
     log_every: int = 100
@@ -89,8 +95,12 @@ class TrainingSettings:
             )
         if not 0.0 <= self.dropout < 1.0:
             raise TrainingSetupError(f"dropout must be in [0, 1), got {self.dropout}")
-        if self.n_negative_samples < 1 or self.learning_rate <= 0 or self.clip_norm <= 0:
-            raise TrainingSetupError("n_negative_samples, learning_rate and clip_norm must be positive")
+        if self.negatives < 1 or self.learning_rate <= 0 or self.clip_norm <= 0:
+            raise TrainingSetupError("negatives, learning_rate and clip_norm must be positive")
+
+    def tokens_per_step(self, world_size: int = 1) -> int:
+        """Positions of the training stream one step reads as inputs, all processes together."""
+        return self.batch_size * self.unroll_steps * world_size
 
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)

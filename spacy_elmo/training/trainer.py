@@ -33,8 +33,6 @@ CHECKPOINT_DIR = "checkpoints"
 METRICS_FILE = "metrics.jsonl"
 MODEL_DIR = "model"
 ORIGINAL_DIR = "original"
-# Written next to the native model: how its text was tokenized, for `evaluate` and fine-tuning.
-
 
 INTERRUPTED = "interrupted (Ctrl-C or SIGTERM)"
 
@@ -96,7 +94,7 @@ class Trainer:
         self.autocast_dtype = torch.bfloat16 if settings.precision == "bfloat16" else None
         self.objective = BiLMObjective(
             self.bilm,
-            settings.n_negative_samples,
+            settings.negatives,
             settings.dropout,
             seed=rank_seed,
             compute_dtype=self.autocast_dtype or torch.float32,
@@ -163,8 +161,8 @@ class Trainer:
                 window = self.batcher.next_window()
                 if not all_agree(window is not None, self.processes):
                     stopped_by = "the training text ended" + (
-                        f" ({settings.n_epochs} epoch{'s' if settings.n_epochs != 1 else ''}, --epochs)"
-                        if settings.n_epochs is not None
+                        f" ({settings.epochs} epoch{'s' if settings.epochs != 1 else ''}, --epochs)"
+                        if settings.epochs is not None
                         else ""
                     )
                     break
@@ -253,23 +251,22 @@ class Trainer:
             return f"--max-steps {s.max_steps:,} reached"
         if s.token_budget is not None and self.tokens >= s.token_budget:
             return f"--token-budget {s.token_budget:,} reached"
-        if s.max_seconds is not None and time.monotonic() - start >= s.max_seconds:
-            return f"--max-time {s.max_seconds:,.0f} s reached"
+        if s.max_time is not None and time.monotonic() - start >= s.max_time:
+            return f"--max-time {s.max_time:,.0f} s reached"
         return ""
 
     def _planned_steps(self) -> Optional[int]:
         s = self.settings
-        per_step = s.batch_size * s.unroll_steps * self.processes.world_size
+        per_step = s.tokens_per_step(self.processes.world_size)
         limits = [s.max_steps] if s.max_steps is not None else []
         if s.token_budget is not None:
             limits.append(math.ceil(s.token_budget / per_step))
-        if s.n_epochs is not None and self.stats is not None:
-            per_epoch = self.stats.tokens + self.stats.sentences  # each sentence adds one marker as input
-            limits.append(s.n_epochs * per_epoch // per_step)
+        if s.epochs is not None and self.stats is not None:
+            limits.append(s.epochs * self.stats.stream_tokens // per_step)
         return min(limits) if limits else None
 
     def _sentences(self, cursor: Cursor):  # type: ignore[no-untyped-def]
-        return self.corpus.sentences(cursor, self.settings.n_epochs)
+        return self.corpus.sentences(cursor, self.settings.epochs)
 
     def _evaluate(self) -> Perplexity:
         """Held-out perplexity of the current weights (computed once per step)."""
