@@ -17,32 +17,19 @@ FEATURES_REF = "elmo_features"
 
 @registry.architectures("spacy-elmo.ElmoModel.v1")
 def build_elmo_model_v1(
-    bilm: Optional[str] = None,
-    options: Optional[str] = None,
-    context: str = "auto",
-    window: int = 128,
-    stride: int = 96,
-    batch_size: int = 64,
-    max_tokens: int = 4096,
-    device: str = "auto",
-    dtype: str = "float32",
-    keep_softmax: bool = False,
+    bilm: Optional[str] = ElmoModelSettings.bilm,
+    options: Optional[str] = ElmoModelSettings.options,
+    context: str = ElmoModelSettings.context,
+    window: int = ElmoModelSettings.window,
+    stride: int = ElmoModelSettings.stride,
+    batch_size: int = ElmoModelSettings.batch_size,
+    max_tokens: int = ElmoModelSettings.max_tokens,
+    device: str = ElmoModelSettings.device,
+    dtype: str = ElmoModelSettings.dtype,
+    keep_softmax: bool = ElmoModelSettings.keep_softmax,
 ) -> Model[List[Doc], List[Floats3d]]:
-    """Docs in, every biLM layer per doc out: float32 (n_layers, len(doc), width).
-
-    bilm (Optional[str]): None for the bundled default, a bundled short name, a native model
-        folder, or an original weights .hdf5 (with `options`). Read at initialize (or first
-        use); a saved pipeline carries the weights.
-    options (Optional[str]): the options.json of an original weights .hdf5.
-    context (str): "auto" (sentences where boundaries are set, else the whole doc),
-        "sentences", or "doc".
-    window (int): most tokens per biLM input; longer sequences are cut into windows.
-    stride (int): step between overlapping windows (<= window).
-    batch_size (int): most sequences per biLM forward pass.
-    max_tokens (int): most padded token slots per forward pass, bounding memory.
-    device (str): "auto" (follow spaCy's GPU setting), "cpu", "cuda", "cuda:N" or "mps".
-    dtype (str): "float32" or "bfloat16" for the biLM's weights; outputs are float32.
-    keep_softmax (bool): keep the biLM's softmax (only perplexities need it), also when saved.
+    """Docs in, every biLM layer per doc out: float32 (n_layers, len(doc), width). The
+    settings, their meaning and their defaults are those of `ElmoModelSettings`.
     """
     settings = ElmoModelSettings(bilm, options, context, window, stride, batch_size, max_tokens, device, dtype, keep_softmax)
     return build_elmo_model(settings)

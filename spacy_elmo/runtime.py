@@ -1,5 +1,5 @@
-"""Where a model runs and in which number type: the device and dtype names that every part of
-the package accepts.
+"""Where a model runs, in which number type and in which batches: the device and dtype names
+that every part of the package accepts, and the default bounds of a forward pass.
 
 Validation here needs no torch (spaCy imports the factories at start-up); `torch_device`
 and `torch_dtype` import it when a model is really placed.
@@ -9,6 +9,10 @@ from typing import Any, Optional
 
 from .errors import ConfigError
 
+# The bounds of one forward pass wherever none is given (`BiLM.embed_sentences`, the pipeline's
+# model, the `embed` command): most sentences, and most padded token slots.
+DEFAULT_BATCH_SIZE = 64
+DEFAULT_MAX_TOKENS = 4096
 DEVICE_PATTERN = re.compile(r"auto|cpu|cuda(:\d+)?|mps")
 # Computation types, with the short names of the pretrain CLI.
 COMPUTE_DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16"}

@@ -5,6 +5,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..runtime import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 from .batching import length_batches
 from .characters import BOS_TOKEN, EOS_TOKEN, CharacterMapper
 from .config import BiLMConfig
@@ -16,8 +17,6 @@ from .token_cache import DEFAULT_CACHE_BYTES, TokenEmbeddingCache
 from .token_encoder import CharTokenEncoder
 
 Sentences = Sequence[Sequence[str]]
-DEFAULT_BATCH_SIZE = 64
-DEFAULT_MAX_TOKENS = 8192
 
 
 class BiLM(nn.Module):

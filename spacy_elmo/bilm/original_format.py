@@ -1,4 +1,5 @@
-"""The original weight format: bilm-tf's ``options.json`` + the hdf5 that its `dump_weights` writes (as AllenNLP's `_ElmoCharacterEncoder` and `_ElmoBiLm` read it)."""
+"""The original weight format: bilm-tf's ``options.json`` + the hdf5 that its `dump_weights`
+writes (as AllenNLP's `_ElmoCharacterEncoder` and `_ElmoBiLm` read it)."""
 import json
 from pathlib import Path
 from typing import Callable, Dict, Tuple, Union

@@ -17,7 +17,7 @@ from thinc.api import Model, PyTorchShim, torch2xp, xp2torch
 from thinc.types import Floats3d
 
 from ..errors import ConfigError, SpacyElmoError
-from ..runtime import check_device, compute_dtype
+from ..runtime import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, check_device, compute_dtype
 from .segments import assemble, check_context, plan_segments
 
 ARCHITECTURE = "spacy-elmo.ElmoModel.v1"
@@ -49,8 +49,8 @@ class ElmoModelSettings:
     context: str = "auto"
     window: int = 128
     stride: int = 96
-    batch_size: int = 64
-    max_tokens: int = 4096
+    batch_size: int = DEFAULT_BATCH_SIZE
+    max_tokens: int = DEFAULT_MAX_TOKENS
     device: str = "auto"
     dtype: str = "float32"
     keep_softmax: bool = False
