@@ -8,3 +8,7 @@ class ModelFormatError(SpacyElmoError):
 
 class BundledModelNotFound(ModelFormatError):
     """A bundled model name was asked for that this installation does not ship."""
+
+
+class ModelDownloadError(SpacyElmoError):
+    """A published model is not cached and cannot be downloaded (offline, or the network failed)."""

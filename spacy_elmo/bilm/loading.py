@@ -1,4 +1,6 @@
-"""`load_bilm`: one entry point for bundled models, native folders and original weights."""
+"""`load_bilm`: one entry point for bundled and published models, native folders, original
+weights, ELMoForManyLangs folders and model archives."""
+import tempfile
 from pathlib import Path
 from typing import List, Optional, Union
 
@@ -23,7 +25,8 @@ def bundled_models() -> List[str]:
 def resolve_model_path(source: Optional[PathLike]) -> Path:
     """The folder or file that `source` names: a bundled short name, a published model's name
     (downloaded into the cache on first use), or a path."""
-    from .remote import PUBLISHED, fetch
+    from .published import PUBLISHED
+    from .remote import fetch
 
     if source is None:
         source = DEFAULT_MODEL
@@ -39,7 +42,7 @@ def resolve_model_path(source: Optional[PathLike]) -> Path:
             return folder
         available = ", ".join(bundled_models()) or "none"
         raise BundledModelNotFound(
-            f"no model named {name!r} (bundled: {available}; published: {', '.join(PUBLISHED)}); "
+            f"no model named {name!r} (bundled: {available}; `python -m spacy_elmo models` lists the published names); "
             "pass a native model folder, or an original weights .hdf5 with options=OPTIONS.json"
         )
     raise ModelFormatError(f"{source}: no such file or folder")
@@ -54,51 +57,81 @@ def load_bilm(
 ) -> BiLM:
     """Load a biLM, in eval mode.
 
-    source (Optional[PathLike]): None for the default bundled model, a bundled model's short
-        name, a native model folder, or an original weights hdf5 (with `options`). A folder
-        holding ``options.json`` and one ``.hdf5`` file loads as the original format too.
+    source (Optional[PathLike]): None for the default bundled model, a bundled or published
+        model's name, a native model folder, an ELMoForManyLangs model folder, an original
+        weights hdf5 (with `options`), a folder holding ``options.json`` and the weights
+        (``model.hdf5`` or the only ``.hdf5``, the NLPL layout), or a ``.zip`` / ``.tar.*``
+        archive of any of these folders (as the NLPL vector repository publishes them).
     options (Optional[PathLike]): the ``options.json`` of original weights.
     device (Union[str, torch.device]): where the model runs, e.g. "cpu" or "cuda:0".
     dtype (str): "float32" (default) or "bfloat16" computation.
     RETURNS (BiLM): the model.
     """
-    from .efml_format import is_efml_folder, load_efml
-    from .native_format import CONFIG_FILE, load_native
-    from .original_format import load_original
+    from .archive import is_archive, unpack
 
     target, number_type = torch_device(device), torch_dtype(dtype)
     path = resolve_model_path(source)
     if path.is_dir():
-        if is_efml_folder(path):
-            if options is not None:
-                raise ValueError(f"{path} is an ELMoForManyLangs model folder; options= is only for original hdf5 weights")
-            bilm = load_efml(path)
-        elif (path / CONFIG_FILE).is_file():
-            if options is not None:
-                raise ValueError(f"{path} is a native model folder; options= is only for original hdf5 weights")
-            bilm = load_native(path)
-        else:
-            weights = sorted(path.glob("*.hdf5")) + sorted(path.glob("*.h5"))
-            if not (path / "options.json").is_file() or len(weights) != 1:
-                raise ModelFormatError(
-                    f"{path}: neither a native model folder ({CONFIG_FILE}) nor a folder with "
-                    "options.json and exactly one .hdf5 weights file"
-                )
-            bilm = load_original(weights[0], options or path / "options.json")
+        bilm = _load_folder(path, options)
+    elif not _is_hdf5(path) and is_archive(path):
+        with tempfile.TemporaryDirectory(prefix="spacy-elmo-") as folder:
+            try:
+                bilm = _load_folder(unpack(path, folder), options, shown=path)
+            except ModelFormatError as err:
+                raise ModelFormatError(f"{path}: in the archive: {err}") from None
     else:
-        import h5py
-
-        if not h5py.is_hdf5(path):
-            raise ModelFormatError(
-                f"{path}: not an HDF5 file, so neither original ELMo weights (.hdf5) nor a native "
-                "model folder (config.json + model.safetensors)"
-            )
-        if options is None:
-            sibling = path.parent / "options.json"
-            if not sibling.is_file():
-                raise ModelFormatError(
-                    f"{path}: original weights need their options; pass options=PATH/TO/options.json"
-                )
-            options = sibling
-        bilm = load_original(path, options)
+        bilm = _load_weights_file(path, options)
     return bilm.to(device=target, dtype=number_type).eval()
+
+
+def original_weights(folder: Path) -> Optional[Path]:
+    """The weights of an original-format folder: ``model.hdf5`` (the NLPL name), else the only
+    ``.hdf5`` / ``.h5`` file; None where there is none or several."""
+    if (folder / "model.hdf5").is_file():
+        return folder / "model.hdf5"
+    weights = sorted(folder.glob("*.hdf5")) + sorted(folder.glob("*.h5"))
+    return weights[0] if len(weights) == 1 else None
+
+
+def _load_folder(path: Path, options: Optional[PathLike], shown: Optional[Path] = None) -> BiLM:
+    """Load a model folder of any format; `shown` names it in errors (an archive it came from)."""
+    from .efml_format import is_efml_folder, load_efml
+    from .native_format import CONFIG_FILE, load_native
+    from .original_format import load_original
+
+    if options is not None and (is_efml_folder(path) or (path / CONFIG_FILE).is_file()):
+        raise ValueError(f"{shown or path} holds its own architecture; options= is only for original hdf5 weights")
+    if is_efml_folder(path):
+        return load_efml(path)
+    if (path / CONFIG_FILE).is_file():
+        return load_native(path)
+    weights = original_weights(path)
+    if not (path / "options.json").is_file() or weights is None:
+        raise ModelFormatError(
+            f"{shown or path}: not a model folder: neither native ({CONFIG_FILE}), nor ELMoForManyLangs "
+            "(config.json, char.dic, token_embedder.pkl, encoder.pkl), nor original weights (options.json "
+            "with model.hdf5 or exactly one .hdf5 file)"
+        )
+    return load_original(weights, options or path / "options.json")
+
+
+def _is_hdf5(path: Path) -> bool:
+    import h5py
+
+    return path.is_file() and h5py.is_hdf5(path)
+
+
+def _load_weights_file(path: Path, options: Optional[PathLike]) -> BiLM:
+    from .original_format import load_original
+
+    if not _is_hdf5(path):
+        raise ModelFormatError(
+            f"{path}: not an HDF5 file, so neither original ELMo weights (.hdf5), nor a model archive "
+            "(.zip, .tar), nor a model folder"
+        )
+    if options is None:
+        sibling = path.parent / "options.json"
+        if not sibling.is_file():
+            raise ModelFormatError(f"{path}: original weights need their options; pass options=PATH/TO/options.json")
+        options = sibling
+    return load_original(path, options)

@@ -6,7 +6,9 @@ from .app import app
 
 
 @app.command("download")
-def download_command(name: str = typer.Argument(..., help="A published model: elmo-small, elmo-medium, elmo-original, elmo-original-5.5b")) -> None:
+def download_command(
+    name: str = typer.Argument(..., help="A published model, e.g. elmo-small, efml-zh, nlpl-210 (see the models command)")
+) -> None:
     """Fetch a published model into the cache ahead of time."""
     from ..bilm.remote import fetch
 
@@ -20,19 +22,24 @@ def download_command(name: str = typer.Argument(..., help="A published model: el
 
 @app.command("models")
 def models_command() -> None:
-    """List the bundled and the published models, their sizes, and whether each is cached."""
+    """List the bundled and the published models: language, size, and whether each is cached."""
     from ..bilm.loading import BUNDLED_DIR, DEFAULT_MODEL, bundled_models
-    from ..bilm.remote import PUBLISHED, cache_dir, is_cached, model_folder
+    from ..bilm.model_info import read_model_info
+    from ..bilm.published import PUBLISHED
+    from ..bilm.remote import cache_dir, is_cached, loadable_path
 
     for name in bundled_models():
         size = sum(f.stat().st_size for f in (BUNDLED_DIR / name).iterdir()) / 1e6
         default = " (default)" if name == DEFAULT_MODEL else ""
-        typer.echo(f"{name:<20} bundled{default}, {size:.1f} MB")
-    for name, published in PUBLISHED.items():
+        lang = read_model_info(name).get("lang", "?")
+        typer.echo(f"{name:<20} {lang:<4} bundled{default}, {size:.1f} MB")
+    for name, model in PUBLISHED.items():
+        parameters = f"{model.parameters / 1e6:.1f} M parameters" if model.parameters else "size unknown"
         if is_cached(name):
-            size = sum(f.stat().st_size for f in model_folder(name).iterdir()) / 1e6
-            state = f"cached, {size:.1f} MB in {model_folder(name)}"
+            folder = loadable_path(name)
+            size = sum(f.stat().st_size for f in folder.iterdir() if f.is_file()) / 1e6
+            state = f"cached, {size:.1f} MB in {folder}"
         else:
-            state = f"not cached (about {published.parameters * 4 / 1e6:.0f} MB of float32 weights)"
-        typer.echo(f"{name:<20} published, {published.parameters / 1e6:.1f} M parameters, {state}")
+            state = f"not cached (about {model.parameters * 4 / 1e6:.0f} MB of float32 weights)" if model.parameters else "not cached"
+        typer.echo(f"{name:<20} {model.lang:<4} published, {parameters}, {state}")
     typer.echo(f"cache folder: {cache_dir()} (set $SPACY_ELMO_CACHE to move it)")

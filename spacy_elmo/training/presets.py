@@ -4,7 +4,7 @@ import copy
 import json
 from typing import Any, Dict, Iterable, List
 
-from ..bilm.published import PUBLISHED
+from ..bilm.published import ARCHITECTURES
 from .errors import TrainingSetupError
 
 # The architecture of `pretrain` when neither a preset nor a model to fine-tune is named.
@@ -30,7 +30,7 @@ PRESETS: Dict[str, Dict[str, Any]] = {
         },
     },
     # The published English models (small, medium, original).
-    **PUBLISHED,
+    **ARCHITECTURES,
 }
 
 # Short names accepted by `--set`, for the sizes people change most.
