@@ -7,7 +7,7 @@ from spacy.util import registry
 from thinc.api import Dropout, Linear, Model, chain, concatenate, with_array
 from thinc.types import Floats2d, Floats3d
 
-from .layers.elmo_model import ElmoModelSettings, build_elmo_model, frozen
+from .layers.elmo_model import ElmoModelSettings, build_elmo_model, with_fixed_weights
 from .layers.listener import ElmoListener
 from .layers.scalar_mix import ScalarMix
 
@@ -75,7 +75,7 @@ def build_elmo_embed_v1(
     dropout (float): dropout on the projected vectors.
     frozen_elmo (bool): keep the biLM's weights fixed (feature-based, as in the paper).
     """
-    return _tok2vec(frozen(elmo) if frozen_elmo else elmo, width, static_embed, dropout)
+    return _tok2vec(with_fixed_weights(elmo) if frozen_elmo else elmo, width, static_embed, dropout)
 
 
 @registry.architectures("spacy-elmo.ScalarMix.v1")

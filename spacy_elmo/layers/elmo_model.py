@@ -86,7 +86,7 @@ def build_elmo_model(settings: ElmoModelSettings) -> Model[List[Doc], List[Float
     )
 
 
-def frozen(model: Model[List[Doc], List[Floats3d]]) -> Model[List[Doc], List[Floats3d]]:
+def with_fixed_weights(model: Model[List[Doc], List[Floats3d]]) -> Model[List[Doc], List[Floats3d]]:
     """`model` with its weights fixed: it always predicts, and passes no gradient back."""
     return Model("elmo_frozen", _frozen_forward, layers=[model], dims={"nO": None, "n_layers": None}, init=_frozen_init)
 

@@ -13,8 +13,8 @@ from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer
 from thinc.types import Floats3d
 
-from ..errors import ConfigError
-from ..layers.elmo_model import LOADING, ensure_loaded, frozen, get_bilm
+from ..errors import ConfigError, SpacyElmoError
+from ..layers.elmo_model import LOADING, ensure_loaded, get_bilm, with_fixed_weights
 from ..layers.listener import ElmoListener
 from ..mixing import mix_layers
 from .extensions import install_extensions
@@ -31,7 +31,7 @@ EMBED_ARCHITECTURE = "spacy-elmo.ElmoEmbed.v1"
 def make_elmo(
     nlp: Language,
     name: str,
-    model: Model[List[Doc], List[Floats3d]],
+    model: Union[Model[List[Doc], List[Floats3d]], str],
     layer: Union[int, float, str],
     mix_weights: Optional[List[float]],
     mix_gamma: float,
@@ -45,6 +45,12 @@ def make_elmo(
     model (Model[List[Doc], List[Floats3d]]): docs to all biLM layers, e.g.
         `spacy-elmo.ElmoModel.v1`, whose block also names the weights (`bilm`).
     """
+    if isinstance(model, str):
+        raise ConfigError(
+            f"elmo component '{name}': model = {model!r} is a spacy-elmo 0.1 setting; the model is now a block "
+            f"([components.{name}.model] with @architectures = \"spacy-elmo.ElmoModel.v1\" and bilm = {model!r}). "
+            "Rewrite the config with: python -m spacy_elmo upgrade-config OLD.cfg NEW.cfg"
+        )
     settings = ElmoSettings(layer, mix_weights, mix_gamma, store, set_vectors, frozen, feature_cache_mb)
     return Elmo(nlp.vocab, model, name, settings=settings, lang=nlp.lang)
 
@@ -97,8 +103,10 @@ class Elmo(TrainablePipe):
         name and licence in the pipeline's meta (`sources`), so a saved pipeline carries them."""
         try:
             self.model.initialize()
-        except ValueError as err:
+        except SpacyElmoError as err:
             raise type(err)(f"elmo component '{self.name}': {err}") from err
+        except ValueError as err:  # e.g. a JSONDecodeError, whose constructor takes more
+            raise SpacyElmoError(f"elmo component '{self.name}': {err}") from err
         self._attach()
         if nlp is not None:
             self._warn_if_nobody_listens(nlp)
@@ -349,7 +357,7 @@ def _replace_listener(copied: Model, listener: ElmoListener, pipe: Elmo) -> Mode
     """spaCy's `replace_listeners` hook: the listener becomes a copy of the component's model
     (with its weights fixed when the component is frozen)."""
     ensure_loaded(copied)
-    return frozen(copied) if pipe.frozen else copied
+    return with_fixed_weights(copied) if pipe.frozen else copied
 
 
 def _replace_listener_cfg(model_cfg: Dict[str, Any], tok2vec_cfg: Dict[str, Any], *, frozen: bool) -> Dict[str, Any]:
