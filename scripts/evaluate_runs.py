@@ -22,7 +22,7 @@ from spacy.tokens import DocBin
 from spacy.training import Corpus
 
 from spacy_elmo.coref.corpus import create_coref_corpus
-from spacy_elmo.layers.scalar_mix import learned_mixes
+from spacy_elmo import learned_mixes
 
 SCORES = ("ents_p", "ents_r", "ents_f", "ents_per_type", "tag_acc", "coref_conll_f", "coref_f")
 SCORE_PREFIXES = ("coref_muc_", "coref_b3_", "coref_ceafe_")

@@ -1,8 +1,8 @@
 """spacy-elmo: ELMo contextual embeddings for spaCy v3 pipelines."""
 from typing import Any
 
-__version__ = "0.1.0"
-__all__ = ["load_bilm", "__version__"]
+__version__ = "0.2.0"
+__all__ = ["learned_mixes", "load_bilm", "__version__"]
 
 
 def load_bilm(*args: Any, **kwargs: Any) -> Any:
@@ -10,3 +10,11 @@ def load_bilm(*args: Any, **kwargs: Any) -> Any:
     from .bilm import load_bilm as _load_bilm
 
     return _load_bilm(*args, **kwargs)
+
+
+def learned_mixes(nlp: Any) -> Any:
+    """The layer mix each component of a trained pipeline learned; see
+    `spacy_elmo.layers.scalar_mix.learned_mixes`."""
+    from .layers.scalar_mix import learned_mixes as _learned_mixes
+
+    return _learned_mixes(nlp)

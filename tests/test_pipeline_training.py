@@ -5,7 +5,7 @@ import spacy
 from spacy.training import Example
 from spacy.util import fix_random_seed
 
-from spacy_elmo.layers.scalar_mix import learned_mixes
+from spacy_elmo import learned_mixes
 
 from .elmo_pipeline_helpers import elmo_config as component_config
 from .elmo_pipeline_helpers import model_config
