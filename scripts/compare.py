@@ -1,8 +1,12 @@
-"""Compare baseline and ELMo runs: a markdown table (mean ± standard deviation over seeds) per task
-(NER F1 micro and per label, on the full and the low-resource train set; UPOS accuracy;
-coreference CoNLL F1 with MUC, B³, CEAFe and LEA), the learned layer weights of each task, and a
-PNG chart. Each task is included when both its JSON files (from scripts/evaluate_runs.py) are
-in the metrics folder.
+"""Compare the variants of each task: a markdown table (mean ± standard deviation over seeds) per
+task (NER F1 micro and per label, on the full train set and the low-resource ones; UPOS accuracy;
+coreference CoNLL F1 with MUC, B³, CEAFe and LEA), the learned layer weights, and a PNG chart.
+
+The variants are spaCy's hash embeddings alone (`baseline`), with static vectors
+(`baseline-vectors`), with ELMo (`elmo`) and with both (`elmo-vectors`). A task is included when
+its baseline and ELMo JSON files (from scripts/evaluate_runs.py) are in the metrics folder; a
+vectors variant joins its table once it has every seed the baseline and ELMo have in common
+(until then a note says how far it is). Every table pairs the seeds all its variants have.
 
     python scripts/compare.py metrics results.md results.png
 """
@@ -10,22 +14,32 @@ in the metrics folder.
 import json
 import statistics
 from pathlib import Path
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import typer
 
-# task -> (baseline, ELMo) JSON names, in the order of the table.
-PAIRS = {
-    "ner": ("ner-baseline", "ner-elmo"),
-    "ner-low": ("ner-baseline-low", "ner-elmo-low"),
-    "tagger": ("tagger-baseline", "tagger-elmo"),
-    "coref": ("coref-baseline", "coref-elmo"),
+# task -> JSON name pattern, in the order of the tables.
+TASKS = {
+    "ner": "ner-{}",
+    "ner-low": "ner-{}-low",
+    "ner-low-random": "ner-{}-low-random",
+    "tagger": "tagger-{}",
+    "coref": "coref-{}",
 }
-MIX_NAMES = {"ner": "NER", "ner-low": "NER (low-resource)", "tagger": "POS", "coref": "coreference"}
+# variant -> column name, in the order of the columns; baseline and elmo are required.
+VARIANTS = {"baseline": "baseline", "baseline-vectors": "baseline + vectors", "elmo": "ELMo", "elmo-vectors": "ELMo + vectors"}
+# (column name, minuend, subtrahend), shown where both variants are.
+GAINS = (
+    ("ELMo − baseline", "elmo", "baseline"),
+    ("ELMo − (baseline + vectors)", "elmo", "baseline-vectors"),
+    ("(ELMo + vectors) − (baseline + vectors)", "elmo-vectors", "baseline-vectors"),
+)
+MIX_NAMES = {"ner": "NER", "ner-low": "NER (first 1,000)", "ner-low-random": "NER (random 1,000)", "tagger": "POS", "coref": "coreference"}
 COREF_ROWS = {"CoNLL F1": "coref_conll_f", "MUC F1": "coref_muc_f", "B³ F1": "coref_b3_f",
               "CEAFe F1": "coref_ceafe_f", "LEA F1": "coref_f"}  # fmt: skip
 
-Rows = Dict[str, List[List[float]]]  # row name -> [baseline values per seed, ELMo values per seed]
+Runs = Dict[str, List[dict]]  # variant -> its runs of the table's seeds
+Rows = Dict[str, Dict[str, List[float]]]  # row name -> variant -> values per seed
 
 
 def mean_sd(values: Sequence[float]) -> str:
@@ -35,18 +49,18 @@ def mean_sd(values: Sequence[float]) -> str:
     return f"{100 * statistics.mean(values):.2f} ± {100 * statistics.stdev(values):.2f}"
 
 
-def ner_rows(baseline: List[dict], elmo: List[dict]) -> Rows:
+def ner_rows(runs: Runs) -> Rows:
     """F1 per seed of each variant: micro first, then per label."""
-    labels = sorted(baseline[0]["scores"]["ents_per_type"])
-    rows = {"micro": [[r["scores"]["ents_f"] for r in runs] for runs in (baseline, elmo)]}
+    labels = sorted(runs["baseline"][0]["scores"]["ents_per_type"])
+    rows = {"micro": {v: [r["scores"]["ents_f"] for r in vr] for v, vr in runs.items()}}
     for label in labels:
-        rows[label] = [[r["scores"]["ents_per_type"].get(label, {"f": 0.0})["f"] for r in runs] for runs in (baseline, elmo)]
+        rows[label] = {v: [r["scores"]["ents_per_type"].get(label, {"f": 0.0})["f"] for r in vr] for v, vr in runs.items()}
     return rows
 
 
-def score_rows(baseline: List[dict], elmo: List[dict], rows: Dict[str, str]) -> Rows:
+def score_rows(runs: Runs, names: Dict[str, str]) -> Rows:
     """Named scores per seed of each variant."""
-    return {name: [[r["scores"][key] for r in runs] for runs in (baseline, elmo)] for name, key in rows.items()}
+    return {name: {v: [r["scores"][key] for r in vr] for v, vr in runs.items()} for name, key in names.items()}
 
 
 def mean_mix(runs: List[dict]) -> Dict[str, Any]:
@@ -59,18 +73,22 @@ def mean_mix(runs: List[dict]) -> Dict[str, Any]:
     }
 
 
-def table(title: str, header: str, rows: Rows) -> List[str]:
-    lines = [title, "", f"| {header} | baseline | ELMo | gain |", "|---|---:|---:|---:|"]
-    for name, (base, elmo) in rows.items():
-        gain = 100 * (statistics.mean(elmo) - statistics.mean(base))
-        lines.append(f"| {name} | {mean_sd(base)} | {mean_sd(elmo)} | {gain:+.2f} |")
-    return lines + [""]
+def table(title: str, header: str, rows: Rows, notes: Sequence[str] = ()) -> List[str]:
+    variants = list(next(iter(rows.values())))
+    gains = [(name, a, b) for name, a, b in GAINS if a in variants and b in variants]
+    names = [VARIANTS[v] for v in variants] + [name for name, _, _ in gains]
+    lines = [title, "", f"| {header} | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+    for name, values in rows.items():
+        cells = [mean_sd(values[v]) for v in variants]
+        cells += [f"{100 * (statistics.mean(values[a]) - statistics.mean(values[b])):+.2f}" for _, a, b in gains]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines + [""] + list(notes) + ([""] if notes else [])
 
 
-def markdown(tables: List[Tuple[str, str, Rows]], mixes: Dict[str, dict]) -> str:
+def markdown(tables: List[Tuple[str, str, Rows, List[str]]], mixes: Dict[str, dict]) -> str:
     lines: List[str] = []
-    for title, header, rows in tables:
-        lines += table(title, header, rows)
+    for title, header, rows, notes in tables:
+        lines += table(title, header, rows, notes)
     if mixes:
         n_layers = len(next(iter(mixes.values()))["weights"])
         names = ["token layer"] + [f"LSTM layer {j}" for j in range(1, n_layers)]
@@ -82,26 +100,29 @@ def markdown(tables: List[Tuple[str, str, Rows]], mixes: Dict[str, dict]) -> str
 
 
 def chart(panels: List[Tuple[str, Rows]], mixes: Dict[str, dict], path: Path) -> None:
-    """One bar panel per table (baseline vs ELMo, mean ± sd per row) and one of the layer weights."""
+    """One bar panel per table (each variant's mean ± sd per row) and one of the layer weights."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     ratios = [max(1, len(rows)) for _, rows in panels] + ([2] if mixes else [])
-    fig, axes = plt.subplots(1, len(ratios), figsize=(2.2 + 1.1 * sum(ratios), 4), gridspec_kw={"width_ratios": ratios}, squeeze=False)
-    width = 0.38
+    fig, axes = plt.subplots(1, len(ratios), figsize=(2.2 + 1.3 * sum(ratios), 4.4), gridspec_kw={"width_ratios": ratios}, squeeze=False)
+    colors = dict(zip(VARIANTS, ("tab:blue", "tab:green", "tab:orange", "tab:red")))
     for ax, (title, rows) in zip(axes[0], panels):
         names = list(rows)
-        for offset, (index, variant) in zip((-width / 2, width / 2), enumerate(("baseline", "ELMo"))):
-            means = [100 * statistics.mean(rows[name][index]) for name in names]
-            sds = [100 * statistics.stdev(rows[name][index]) if len(rows[name][index]) > 1 else 0 for name in names]
-            ax.bar([i + offset for i in range(len(names))], means, width, yerr=sds, label=variant, capsize=3)
+        variants = list(rows[names[0]])
+        width = 0.8 / len(variants)
+        for i, variant in enumerate(variants):
+            means = [100 * statistics.mean(rows[name][variant]) for name in names]
+            sds = [100 * statistics.stdev(rows[name][variant]) if len(rows[name][variant]) > 1 else 0 for name in names]
+            x = [j - 0.4 + width * (i + 0.5) for j in range(len(names))]
+            ax.bar(x, means, width, yerr=sds, label=VARIANTS[variant], color=colors[variant], capsize=2)
         ax.set_xticks(range(len(names)), names, rotation=30 if len(names) > 3 else 0)
-        ax.set_title(title)
-        ax.legend()
+        ax.set_title(title, fontsize="medium")
+        ax.legend(fontsize="x-small")
         if len(names) == 1:
-            low = min(100 * min(values) for values in rows[names[0]])
+            low = min(100 * min(values) for values in rows[names[0]].values())
             ax.set_ylim(max(0.0, low - 3), 100)
     if mixes:
         ax_mix = axes[0][-1]
@@ -113,28 +134,53 @@ def chart(panels: List[Tuple[str, Rows]], mixes: Dict[str, dict], path: Path) ->
         ax_mix.set_title("Learned layer weights s_j")
         # Head room above the tallest bar keeps the legend off the bars.
         ax_mix.set_ylim(0, 1.6 * max(max(mix["weights"]) for mix in mixes.values()))
-        ax_mix.legend(fontsize="small", loc="upper left")
+        ax_mix.legend(fontsize="x-small", loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
 
-def read_record(path: Path) -> dict:
-    return json.loads(path.read_text())
+def read_records(metrics_dir: Path, pattern: str) -> Dict[str, dict]:
+    """The JSON record of each variant of a task that is in `metrics_dir`."""
+    paths = {variant: metrics_dir / f"{pattern.format(variant)}.json" for variant in VARIANTS}
+    return {variant: json.loads(path.read_text()) for variant, path in paths.items() if path.is_file()}
 
 
-def paired_runs(baseline: dict, elmo: dict) -> Tuple[List[dict], List[dict], List[int]]:
-    """The runs of the seeds both variants have (runs trained one at a time may be ahead in one),
-    and those seeds."""
-    seeds = sorted({r["seed"] for r in baseline["runs"]} & {r["seed"] for r in elmo["runs"]})
+def seeds_of(record: dict) -> set:
+    return {r["seed"] for r in record["runs"]}
+
+
+def table_runs(records: Dict[str, dict]) -> Tuple[Runs, List[int], List[str]]:
+    """The runs of the seeds the baseline and ELMo have in common, for them and every vectors
+    variant that has all those seeds; the seeds; a note for each variant left out."""
+    baseline, elmo = records["baseline"], records["elmo"]
+    seeds = sorted(seeds_of(baseline) & seeds_of(elmo))
     if not seeds:
         raise SystemExit(f"error: {baseline['model']} and {elmo['model']} have no seed in common")
-    runs = tuple([r for r in record["runs"] if r["seed"] in seeds] for record in (baseline, elmo))
-    return runs[0], runs[1], seeds
+    runs: Runs = {}
+    notes = []
+    for variant in VARIANTS:
+        record = records.get(variant)
+        if record is None:
+            continue
+        if set(seeds) <= seeds_of(record):
+            runs[variant] = [r for r in record["runs"] if r["seed"] in seeds]
+        else:
+            have = ", ".join(map(str, sorted(seeds_of(record)))) or "none"
+            notes.append(f"Not shown yet: {VARIANTS[variant]} has seeds {have} of {', '.join(map(str, seeds))}.")
+    return runs, seeds, notes
 
 
 def seeds_summary(seeds: List[int]) -> str:
     """How a table summarizes its seeds: "mean ± sd over 3 seeds (0, 1, 2)", or "seed 0"."""
     return f"mean ± sd over {len(seeds)} seeds ({', '.join(map(str, seeds))})" if len(seeds) > 1 else f"seed {seeds[0]}"
+
+
+def training_set(task: str, n_docs: Optional[int]) -> str:
+    """What a NER table's runs were trained on, from the number of train docs their record names."""
+    if task == "ner":
+        return f"all {n_docs:,} train sentences" if n_docs else "the train set"
+    sample = "the first" if task == "ner-low" else "a random sample (all genres) of"
+    return f"{sample} {n_docs:,} train sentences" if n_docs else "a low-resource train set"
 
 
 def main(
@@ -143,34 +189,32 @@ def main(
     chart_path: Path = typer.Argument(..., help="PNG chart to write"),
 ) -> None:
     """Write the comparison table and chart."""
-    records = {
-        task: [read_record(metrics_dir / f"{name}.json") for name in names]
-        for task, names in PAIRS.items()
-        if all((metrics_dir / f"{name}.json").is_file() for name in names)
-    }
+    records = {task: read_records(metrics_dir, pattern) for task, pattern in TASKS.items()}
+    records = {task: found for task, found in records.items() if "baseline" in found and "elmo" in found}
     if not records:
         raise SystemExit(f"error: {metrics_dir} has no baseline/ELMo pair of results; run the evaluate commands first")
-    tables: List[Tuple[str, str, Rows]] = []
+    tables: List[Tuple[str, str, Rows, List[str]]] = []
     panels: List[Tuple[str, Rows]] = []
     mixes: Dict[str, Dict[str, Any]] = {}
-    for task, (baseline, elmo) in records.items():
-        baseline_runs, elmo_runs, seeds = paired_runs(baseline, elmo)
-        runs = (baseline_runs, elmo_runs)
+    for task, found in records.items():
+        runs, seeds, notes = table_runs(found)
         over_seeds = seeds_summary(seeds)
         no_spread = "" if len(seeds) > 1 else f"\n({over_seeds}, no spread)"
-        mixes[MIX_NAMES[task]] = mean_mix(elmo_runs)
+        mixes[MIX_NAMES[task]] = mean_mix(runs["elmo"])
+        if "elmo-vectors" in runs:
+            mixes[MIX_NAMES[task] + " + vectors"] = mean_mix(runs["elmo-vectors"])
         if task.startswith("ner"):
-            n_docs = baseline.get("train_docs")
-            training = "the full train set" if task == "ner" else (f"the first {n_docs:,} train sentences" if n_docs else "the low-resource train set")
-            tables.append((f"NER F1 on the UNER English-EWT test set, trained on {training}, {over_seeds}:", "entity", ner_rows(*runs)))
-            panels.append((f"NER F1, UNER EWT test\n(trained on {training}){no_spread}", tables[-1][2]))
+            training = training_set(task, found["baseline"].get("train_docs"))
+            rows = ner_rows(runs)
+            tables.append((f"NER F1 on the UNER English-EWT test set, trained on {training}, {over_seeds}:", "entity", rows, notes))
+            panels.append((f"NER F1, UNER EWT test\n(trained on {training}){no_spread}", rows))
         elif task == "tagger":
-            rows = score_rows(*runs, {"accuracy": "tag_acc"})
-            tables.append((f"UPOS accuracy on the UD English-EWT test set, {over_seeds}:", "", rows))
+            rows = score_rows(runs, {"accuracy": "tag_acc"})
+            tables.append((f"UPOS accuracy on the UD English-EWT test set, {over_seeds}:", "", rows, notes))
             panels.append(("UPOS accuracy" + no_spread, rows))
         else:
-            rows = score_rows(*runs, COREF_ROWS)
-            tables.append((f"Coreference on the GUM test set (gold tokens, chains of 2+ mentions), {over_seeds}:", "score", rows))
+            rows = score_rows(runs, COREF_ROWS)
+            tables.append((f"Coreference on the GUM test set (gold tokens, chains of 2+ mentions), {over_seeds}:", "score", rows, notes))
             panels.append(("Coreference F1, GUM test" + no_spread, rows))
     text = markdown(tables, mixes)
     output.parent.mkdir(parents=True, exist_ok=True)
