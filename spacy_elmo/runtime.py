@@ -20,6 +20,25 @@ COMPUTE_DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16
 STORAGE_DTYPES = ("float32", "float16", "bfloat16", "float16-softmax")
 
 
+def set_threads(threads: Optional[int] = None) -> int:
+    """Set torch's CPU threads for this process (it has one count per process, shared by every
+    model and thread in it) and return it. None keeps torch's choice, capped at the CPUs this
+    process may run on (`taskset`, container cpusets, Ray actors), so that it does not start
+    more threads than it has cores.
+    """
+    import os
+
+    import torch
+
+    if threads is not None and threads < 1:
+        raise ConfigError(f"threads must be at least 1, got {threads}")
+    if threads is None:
+        available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        threads = min(torch.get_num_threads(), available)
+    torch.set_num_threads(threads)
+    return threads
+
+
 def check_device(device: Any, what: str = "device") -> str:
     """`device` if it names a device ("auto", "cpu", "cuda", "cuda:N", "mps"), else a ConfigError."""
     text = str(device)

@@ -9,15 +9,17 @@ import spacy
 import torch
 from typer.testing import CliRunner
 
-from spacy_elmo.bilm import load_bilm
+from spacy_elmo.bilm import load_bilm, save_bilm
 from spacy_elmo.bilm.loading import DEFAULT_MODEL
 from spacy_elmo.cli.app import app
 from spacy_elmo.cli import main as _register_commands  # noqa: F401
 from spacy_elmo.training import TrainingSettings, TrainingSetupError, evaluate_perplexity, pretrain, resume
 from spacy_elmo.training.errors import TrainingDiverged
+from spacy_elmo.training.evaluation import scored_targets
 from spacy_elmo.training.corpus import TextCorpus, make_tokenizer
 from spacy_elmo.training.presets import apply_overrides, preset_options
 
+from .conftest import random_bilm
 from .training_helpers import single_thread  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("single_thread")
@@ -263,10 +265,24 @@ def test_usage_errors_are_reported_without_traceback(tmp_path):
     assert result.exit_code == 1 and "error:" in result.output
 
 
-def test_evaluate_explains_that_original_weights_have_no_softmax(fixtures_dir, tmp_path):
+def test_evaluate_explains_that_a_model_without_softmax_has_no_perplexity_before_any_progress(tmp_path):
     text = write_corpus(tmp_path / "text.txt")
-    result = run_cli("evaluate", fixtures_dir / "bilm-tf" / "model" / "lm_weights.hdf5", text)
+    save_bilm(random_bilm(), tmp_path / "no-softmax")
+    result = run_cli("evaluate", tmp_path / "no-softmax", text, "--threads", 1)
     assert result.exit_code == 1 and "has no softmax" in result.output and "pretrain --init" in result.output
+    assert "token" not in result.output.replace("no softmax", "")  # no progress bar was drawn
+
+
+@pytest.mark.parametrize("n_sentences,batch_size", [(1, 64), (5, 2), (30, 4), (7, 7)])
+def test_scored_targets_counts_what_evaluation_scores(n_sentences, batch_size):
+    rng = random.Random(n_sentences)
+    words = ["a", "b", "dog", "cat", "the"]
+    bilm = random_bilm()
+    bilm.set_softmax(["<S>", "</S>", "<UNK>", *words])
+    sentences = [[rng.choice(words) for _ in range(rng.randint(1, 12))] for _ in range(n_sentences)]
+    updates = []
+    result = evaluate_perplexity(bilm, sentences, batch_size=batch_size, unroll_steps=5, progress=updates.append)
+    assert scored_targets(sentences, batch_size) == result.n_tokens == sum(updates)
 
 
 def test_too_little_text_for_one_batch_is_a_clear_error(tmp_path):

@@ -10,8 +10,10 @@ from tqdm import tqdm
 from ..bilm import load_bilm
 from ..bilm.model_info import read_model_info
 from ..errors import SpacyElmoError
+from ..runtime import DEFAULT_BATCH_SIZE, set_threads
 from ..training.corpus import DEFAULT_MAX_LINE_CHARS, TextCorpus, make_tokenizer
-from ..training.evaluation import evaluate_perplexity
+from ..training.evaluation import evaluate_perplexity, require_softmax, scored_targets
+from ..training.settings import TrainingSettings
 from .app import app
 
 
@@ -22,21 +24,26 @@ def evaluate_command(
     ),
     text: Path = typer.Argument(..., help="Text file: .txt, .gz or .jsonl, one sentence or paragraph per line"),
     lang: Optional[str] = typer.Option(None, help="spaCy tokenizer language (default: the model's, else en)"),
-    batch_size: int = typer.Option(64, help="Rows per batch"),
-    unroll_steps: int = typer.Option(20, help="Tokens per row and batch (the LSTM state carries over)"),
+    batch_size: int = typer.Option(DEFAULT_BATCH_SIZE, help="Rows per batch"),
+    unroll_steps: int = typer.Option(
+        TrainingSettings.unroll_steps, help="Tokens per row and batch (the LSTM state carries over)"
+    ),
     max_line_chars: int = typer.Option(DEFAULT_MAX_LINE_CHARS, help="Skip (and count) longer lines"),
-    device: str = typer.Option("cpu", help="cpu or cuda"),
+    device: str = typer.Option("auto", help="auto (CUDA when present), cpu, cuda or cuda:N"),
+    threads: Optional[int] = typer.Option(None, help="CPU threads of torch (default: torch's choice, at most the CPUs this process may use)"),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON"),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar"),
 ) -> None:
     """Forward, backward and mean perplexity of a biLM on a text (full softmax, as bilm-tf's run_test)."""
     try:
+        set_threads(threads)
         bilm = load_bilm(model, device=device)
+        require_softmax(bilm)
         lang = lang or read_model_info(model).get("lang")
         corpus = TextCorpus([text], make_tokenizer(lang or "en"), max_line_chars)
         sentences = list(corpus.texts())
-        targets = sum(len(sentence) + 1 for sentence in sentences)
-        with tqdm(total=targets, unit="token", disable=quiet or as_json, dynamic_ncols=True) as bar:
+        total = scored_targets(sentences, batch_size)
+        with tqdm(total=total, unit="token", disable=quiet or as_json, dynamic_ncols=True) as bar:
             result = evaluate_perplexity(
                 bilm, sentences, batch_size=batch_size, unroll_steps=unroll_steps, progress=bar.update
             )

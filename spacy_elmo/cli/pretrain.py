@@ -4,13 +4,12 @@ import re
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-import torch
 import typer
 
 from ..errors import SpacyElmoError
 from ..training.errors import TrainingSetupError
 from ..training.presets import DEFAULT_PRESET, PRESETS, apply_overrides, parse_overrides, preset_options
-from ..runtime import STORAGE_DTYPES
+from ..runtime import STORAGE_DTYPES, set_threads
 from ..training.settings import OPTIMIZERS, RESUMABLE, TrainingSettings
 from ..training.run import pretrain, resume
 from .app import app
@@ -86,7 +85,9 @@ def pretrain_command(
         None, help=f"Storage type of the final model: {', '.join(STORAGE_DTYPES)} (float16-softmax: float16 for the softmax only) {_default('model_dtype')}; it computes in float32"
     ),
     device: str = typer.Option("auto", help="auto, cpu or cuda (under torchrun: one GPU per process)"),
-    threads: Optional[int] = typer.Option(None, help="CPU threads of torch (default: torch's choice)"),
+    threads: Optional[int] = typer.Option(
+        None, help="CPU threads of torch (default: torch's choice, at most the CPUs this process may use)"
+    ),
     quiet: bool = typer.Option(False, help="No progress bar"),
 ) -> None:
     """Train a biLM from raw text (bilm-tf recipe), or fine-tune one with --init.
@@ -120,9 +121,8 @@ def pretrain_command(
     given = {k: v for k, v in given.items() if v is not None}
     if epochs == 0:
         given["epochs"] = None  # no epoch limit: stop by steps, tokens or time
-    if threads is not None:
-        torch.set_num_threads(threads)
     try:
+        set_threads(threads)
         if resume_run:
             ignored = [
                 name

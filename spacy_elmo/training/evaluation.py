@@ -2,16 +2,18 @@
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, List, Optional
+from typing import Any, Callable, Iterable, List, Optional, Sequence
 
 import torch
 from torch.nn import functional as F
 
 from ..bilm import BiLM, ModelFormatError
+from ..runtime import DEFAULT_BATCH_SIZE
 from .batcher import RowBatcher, to_tensors
 from .corpus import Cursor
 from .errors import CorpusError
 from .objective import LstmState, top_layer
+from .settings import TrainingSettings
 from .vocab import SoftmaxVocab
 
 # Most logits computed at once (rows × vocabulary), to bound memory with large vocabularies.
@@ -28,25 +30,37 @@ class Perplexity:
     n_tokens: int
 
 
+def require_softmax(bilm: BiLM) -> None:
+    """Raise a ModelFormatError unless the biLM has the softmax that perplexity needs."""
+    if bilm.softmax is None or bilm.vocab is None:
+        raise ModelFormatError(
+            "this biLM has no softmax (original weights hold none); fine-tune it with "
+            "`pretrain --init` before evaluating its perplexity"
+        )
+
+
+def scored_targets(sentences: Sequence[List[str]], batch_size: int) -> int:
+    """How many targets per direction `evaluate_perplexity` scores: every position of the
+    stream (each sentence's tokens and both markers) but the last of each row used."""
+    non_empty = sum(1 for sentence in sentences if sentence)
+    return sum(len(sentence) + 2 for sentence in sentences if sentence) - min(batch_size, non_empty)
+
+
 def evaluate_perplexity(
     bilm: BiLM,
     sentences: Iterable[List[str]],
-    batch_size: int = 64,
-    unroll_steps: int = 20,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    unroll_steps: int = TrainingSettings.unroll_steps,
     progress: Optional[Callable[[int], Any]] = None,
 ) -> Perplexity:
     """Run the biLM over `sentences` as training streams them (rows, carried LSTM state) and
     score every target with the full softmax. Restores the model's training mode afterwards.
 
     progress (Optional[Callable[[int], Any]]): called with the number of targets scored (per
-        direction: each sentence's tokens and one marker) after each window, e.g. `tqdm.update`.
+        direction) after each window, e.g. `tqdm.update`; `scored_targets` gives their total.
     RETURNS (Perplexity): with `n_tokens` the targets scored per direction.
     """
-    if bilm.softmax is None or bilm.vocab is None:
-        raise ModelFormatError(
-            "this biLM has no softmax (original weights hold none); fine-tune it with "
-            "`pretrain --init` before evaluating its perplexity"
-        )
+    require_softmax(bilm)
     vocab = SoftmaxVocab(bilm.vocab)
     stream = ((Cursor(), tokens) for tokens in sentences)
     batcher = RowBatcher(stream, batch_size, unroll_steps)
