@@ -108,7 +108,7 @@ def ensure_loaded(model: Model) -> Any:
 
 def init(model: Model, X: Optional[List[Doc]] = None, Y: Optional[Any] = None) -> None:
     """Load the biLM's weights from the configured `bilm` (and `options`), and what its folder
-    says about it (`model.attrs["bilm_info"]`: name, lang, license where known)."""
+    says about it (`model.attrs["bilm_info"]`: name, lang, license, corpus, url where known)."""
     from ..bilm import load_bilm
     from ..bilm.model_info import read_model_info
 
@@ -122,7 +122,7 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y: Optional[Any] = None) -
     if not settings.keep_softmax:
         bilm.drop_softmax()
     info = read_model_info(settings.bilm)
-    model.attrs["bilm_info"] = {key: info[key] for key in ("name", "lang", "license") if key in info}
+    model.attrs["bilm_info"] = {key: info[key] for key in ("name", "lang", "license", "corpus", "url") if key in info}
     _set_bilm(model, _place(bilm, settings, None))
 
 

@@ -123,10 +123,11 @@ class Elmo(TrainablePipe):
             )
 
     def _record_source(self, nlp: Language) -> None:
-        """Add the biLM's name and licence to the pipeline's meta `sources`."""
+        """Add the biLM's name, licence, training text and URL to the pipeline's meta `sources`."""
         info = self.model.attrs.get("bilm_info") or {}
         if info.get("name"):
             source = {"name": f"spacy-elmo biLM {info['name']}", "license": info.get("license", "")}
+            source.update({key: info[key] for key in ("corpus", "url") if key in info})
             sources = nlp.meta.setdefault("sources", [])
             if source not in sources:
                 sources.append(source)
