@@ -9,7 +9,6 @@ on the batches before it); `stateful=True` gives AllenNLP's behaviour, where eac
 starts from the LSTM state the same row ended with in the previous call. The weight files may
 also be a bundled model's name or a native model folder (then `options_file` is None).
 """
-import json
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
@@ -173,38 +172,22 @@ class ElmoEmbedder:
         use_sentence_keys: bool = False,
     ) -> None:
         """Embed each line (whitespace-tokenized) of a text file into hdf5, as AllenNLP's
-        `elmo` command: a dataset per line index (or the line itself with `use_sentence_keys`)
-        holding "all" layers, the "top" one or their "average"; and "sentence_to_index" (line →
-        index, the last of equal lines) unless `forget_sentences` or `use_sentence_keys`."""
-        import h5py
+        `elmo` command, with its one writer (`spacy_elmo.embedding_file`): a dataset per line
+        index (or the line itself with `use_sentence_keys`) holding "all" layers, the "top" one
+        or their "average"; and "sentence_to_index" (line → index, the last of equal lines)
+        unless `forget_sentences` or `use_sentence_keys`. Blank lines are refused."""
+        from .embedding_file import check_lines, write_embedding_file
 
-        from .errors import SpacyElmoError
-
-        if output_format not in ("all", "top", "average"):
-            raise SpacyElmoError(f"output_format must be all, top or average, got {output_format!r}")
         if isinstance(input_file, (str, Path)):
             with open(input_file, encoding="utf8") as handle:
                 lines = [line.strip() for line in handle]
         else:
             lines = [line.strip() for line in input_file]
-        blank = [i for i, line in enumerate(lines) if not line]
-        if blank:
-            raise SpacyElmoError(f"the input has empty lines at indexes {blank}; remove them")
-        keys = lines if use_sentence_keys else [str(i) for i in range(len(lines))]
-        index: Dict[str, str] = {}
-        with h5py.File(output_file_path, "w") as out:
-            for key, embeddings in zip(keys, self.embed_sentences((line.split() for line in lines), batch_size)):
-                if use_sentence_keys and key in out:
-                    raise SpacyElmoError(f"{key!r} is in the input twice; without use_sentence_keys duplicates are fine")
-                if not forget_sentences and not use_sentence_keys:
-                    index[lines[int(key)]] = key
-                if output_format == "top":
-                    embeddings = embeddings[-1]
-                elif output_format == "average":
-                    embeddings = embeddings.mean(axis=0)
-                out.create_dataset(key, embeddings.shape, dtype="float32", data=embeddings)
-            if not forget_sentences and not use_sentence_keys:
-                out.create_dataset("sentence_to_index", (1,), dtype=h5py.string_dtype(), data=[json.dumps(index)])
+        check_lines(lines, input_file if isinstance(input_file, (str, Path)) else "the input")
+        embedded = zip(lines, self.embed_sentences((line.split() for line in lines), batch_size))
+        write_embedding_file(
+            output_file_path, embedded, output_format=output_format, forget_sentences=forget_sentences, use_sentence_keys=use_sentence_keys
+        )
 
 
 __all__ = ["Elmo", "ElmoEmbedder", "batch_to_ids"]

@@ -1,33 +1,55 @@
-"""`python -m spacy_elmo embed`: one hdf5 dataset of all layers per input line."""
+"""`python -m spacy_elmo embed` (local engine): AllenNLP's hdf5 layout, one dataset of all layers per line."""
 import json
 
 import h5py
 import numpy as np
+import pytest
+import spacy
 from typer.testing import CliRunner
 
 from spacy_elmo.bilm import load_bilm
 from spacy_elmo.cli.app import app
 from spacy_elmo.cli.main import main  # noqa: F401  (registers the commands)
 
-LINES = ["The cat sat .", "", "A second line , with more words .", "The cat sat ."]
+LINES = ["The cat sat .", "A second line , with more words .", "The cat sat ."]
 
 
-def test_embed_writes_all_layers_per_line(allennlp_model_files, tmp_path):
+def embed(source, output, files, *extra):
+    weights, options = files
+    return CliRunner().invoke(app, ["embed", str(source), "-o", str(output), "--model", str(weights), "--options", str(options), *extra])
+
+
+def test_embed_writes_all_layers_per_line_in_allennlps_layout(allennlp_model_files, tmp_path):
     weights, options = allennlp_model_files
     source = tmp_path / "input.txt"
     source.write_text("\n".join(LINES) + "\n", encoding="utf8")
-    output = tmp_path / "out.hdf5"
-    args = ["embed", str(source), "--output", str(output), "--model", str(weights), "--options", str(options), "--tokenize", "whitespace"]
-    result = CliRunner().invoke(app, args)
+    result = embed(source, tmp_path / "out.hdf5", allennlp_model_files, "--tokenize", "whitespace", "--threads", "1")
     assert result.exit_code == 0, result.output
+    assert "embedded 3 rows (16 tokens)" in result.output
     expected = load_bilm(weights, options=options).embed_sentences([line.split() for line in LINES])
-    with h5py.File(output, "r") as handle:
-        assert sorted(handle.keys()) == ["0", "1", "2", "3", "sentence_to_index"]
+    with h5py.File(tmp_path / "out.hdf5", "r") as handle:
+        assert sorted(handle.keys()) == ["0", "1", "2", "sentence_to_index"]
         for i, array in enumerate(expected):
-            assert handle[str(i)].shape == (3, len(LINES[i].split()), 32)
+            assert handle[str(i)].shape == (3, len(LINES[i].split()), 32) and handle[str(i)].dtype == np.float32
             np.testing.assert_allclose(handle[str(i)][()], array, rtol=1e-6, atol=1e-6)
         index = json.loads(handle["sentence_to_index"][0])
-    assert index == {"The cat sat .": 0, "": 1, "A second line , with more words .": 2}
+    # AllenNLP's: a repeated line maps to its last index, as a string.
+    assert index == {"The cat sat .": "2", "A second line , with more words .": "1"}
+
+
+def test_embed_reads_sentences_with_the_sentencizer(allennlp_model_files, tmp_path):
+    weights, options = allennlp_model_files
+    source = tmp_path / "input.txt"
+    source.write_text("The cat sat. It was happy.\n", encoding="utf8")
+    result = embed(source, tmp_path / "out.hdf5", allennlp_model_files, "--sentences")
+    assert result.exit_code == 0, result.output
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    sentences = [[token.text for token in sentence] for sentence in nlp("The cat sat. It was happy.").sents]
+    assert len(sentences) == 2
+    expected = np.concatenate(load_bilm(weights, options=options).embed_sentences(sentences), axis=1)
+    with h5py.File(tmp_path / "out.hdf5", "r") as handle:
+        np.testing.assert_allclose(handle["0"][()], expected, rtol=1e-5, atol=1e-6)
 
 
 def test_embed_fails_clearly_on_missing_weights(allennlp_model_files, tmp_path):
@@ -37,11 +59,7 @@ def test_embed_fails_clearly_on_missing_weights(allennlp_model_files, tmp_path):
     args = ["embed", str(source), "-o", str(tmp_path / "o.hdf5"), "--model", str(tmp_path / "nope.hdf5"), "--options", str(options)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 1 and "nope.hdf5" in result.output
-
-
-def embed(source, output, files, *extra):
-    weights, options = files
-    return CliRunner().invoke(app, ["embed", str(source), "-o", str(output), "--model", str(weights), "--options", str(options), *extra])
+    assert "component" not in result.output
 
 
 def test_embed_tokenizes_with_spacy_by_default(allennlp_model_files, tmp_path):
@@ -53,16 +71,32 @@ def test_embed_tokenizes_with_spacy_by_default(allennlp_model_files, tmp_path):
         assert handle["0"].shape == (3, 5, 32)  # We do n't know .
 
 
-def test_embed_names_bad_inputs_and_outputs(allennlp_model_files, tmp_path):
-    empty = tmp_path / "empty.txt"
-    empty.write_text("")
-    result = embed(empty, tmp_path / "o.hdf5", allennlp_model_files)
-    assert result.exit_code == 1 and "empty.txt is empty" in result.output
-    binary = tmp_path / "data.bin"
-    binary.write_bytes(b"fine line\n\x89PNG\xff\xfe\n")
-    result = embed(binary, tmp_path / "o.hdf5", allennlp_model_files)
-    assert result.exit_code == 1 and "data.bin:2: not UTF-8" in result.output
-    source = tmp_path / "input.txt"
-    source.write_text("a b\n")
-    result = embed(source, tmp_path / "no" / "such" / "o.hdf5", allennlp_model_files)
-    assert result.exit_code == 1 and "output file does not exist" in result.output
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        (b"", "empty.txt is empty"),
+        (b"fine line\n\x89PNG\xff\xfe\n", "empty.txt:2: not UTF-8"),
+        (b"a line\n  \nanother\n", "empty.txt:2: empty line"),
+    ],
+)
+def test_embed_names_bad_inputs(allennlp_model_files, tmp_path, content, message):
+    source = tmp_path / "empty.txt"
+    source.write_bytes(content)
+    result = embed(source, tmp_path / "o.hdf5", allennlp_model_files)
+    assert result.exit_code == 1 and message in result.output
+
+
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        (["-o", "no/such/o.hdf5"], "output file does not exist"),
+        (["--engine", "spark"], "unknown --engine"),
+        (["--format", "parquet"], "writes hdf5"),
+        (["--engine", "ray", "--threads", "2"], "--cpus-per-worker"),
+    ],
+)
+def test_embed_refuses_what_the_engine_cannot_do(allennlp_model_files, tmp_path, monkeypatch, extra, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "input.txt").write_text("a b\n")
+    result = embed(tmp_path / "input.txt", tmp_path / "o.hdf5", allennlp_model_files, *extra)
+    assert result.exit_code == 1 and message in result.output
