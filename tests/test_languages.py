@@ -111,3 +111,12 @@ def test_init_config_warns_when_the_languages_differ_without_downloading(convert
         assert result.exit_code == 0, result.output
         assert "pipeline's language is 'de', but the biLM was trained on 'zh' text" in result.output
     assert not (tmp_path / "empty-cache").exists()
+
+
+def test_docs_languages_names_every_published_model():
+    from spacy_elmo.bilm.published import PUBLISHED
+
+    text = (Path(__file__).parents[1] / "docs" / "languages.md").read_text(encoding="utf8")
+    assert [name for name in PUBLISHED if f"`{name}`" not in text] == []
+    nlpl_ids = {name: model.files[0][3:-4] for name, model in PUBLISHED.items() if model.files[0].startswith("11/")}
+    assert len(nlpl_ids) == 44 and [name for name, i in nlpl_ids.items() if f"`{name}` | {i} |" not in text] == []
