@@ -159,3 +159,9 @@ def test_the_published_config_path_falls_back_to_the_package_architecture(folder
     (folder / "config.json").write_text(json.dumps(arguments))
     with pytest.raises(ModelFormatError, match=r"config\.json: config_path 'elsewhere/unknown\.json' is neither"):
         read_architecture(folder)
+
+
+def test_a_size_that_is_not_an_integer_is_named(folder):
+    edit_architecture(folder, "token_embedder", "max_characters_per_token", "10")
+    with pytest.raises(ModelFormatError, match=r"token_embedder\.max_characters_per_token must be a non-negative integer, got '10'"):
+        load_bilm(folder)

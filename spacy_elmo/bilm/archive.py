@@ -10,7 +10,7 @@ import shutil
 import tarfile
 import zipfile
 from pathlib import Path, PurePosixPath
-from typing import Dict, Union
+from typing import Dict, Mapping, Union
 
 from .errors import ModelFormatError
 
@@ -42,16 +42,17 @@ def unpack(archive: PathLike, target: PathLike) -> Path:
                 chosen = _model_files(entries, archive)
                 target.mkdir(parents=True, exist_ok=True)
                 for name, base in chosen.items():
-                    source = handle.extractfile(entries[name])
-                    assert source is not None  # a regular file
-                    with source, open(target / base, "wb") as out:
-                        shutil.copyfileobj(source, out, 2**20)
+                    stream = handle.extractfile(entries[name])
+                    if stream is None:  # not a regular file
+                        continue
+                    with stream, open(target / base, "wb") as out:
+                        shutil.copyfileobj(stream, out, 2**20)
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as err:
         raise ModelFormatError(f"{archive}: cannot unpack the archive, truncated or corrupted ({err})") from None
     return target
 
 
-def _model_files(names: Dict[str, object], archive: Path) -> Dict[str, str]:
+def _model_files(names: Mapping[str, object], archive: Path) -> Dict[str, str]:
     """The archive members of the shallowest folder holding a model, to their base names."""
     folders = sorted(
         {str(PurePosixPath(name).parent) for name in names if PurePosixPath(name).name in MARKERS},

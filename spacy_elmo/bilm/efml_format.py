@@ -38,6 +38,15 @@ _SAMPLE = {
     "dropout": 0.1,
 }
 PACKAGE_ARCHITECTURES = {"cnn_50_100_512_4096_sample.json": _SAMPLE, "cnn_0_100_512_4096_sample.json": _SAMPLE}
+INTEGER_KEYS = (
+    ("encoder", "projection_dim"),
+    ("encoder", "dim"),
+    ("encoder", "n_layers"),
+    ("token_embedder", "n_highway"),
+    ("token_embedder", "char_dim"),
+    ("token_embedder", "word_dim"),
+    ("token_embedder", "max_characters_per_token"),
+)
 # AllenNLP's LSTM gate blocks are (input, forget, memory, output); ours (i, f, o, g): see lstm.py.
 ALLENNLP_TO_OURS = (0, 1, 3, 2)
 
@@ -57,17 +66,18 @@ def load_efml(folder: PathLike) -> BiLM:
     embedder = _read_state_dict(folder / TOKEN_EMBEDDER_FILE)
     encoder = _read_state_dict(folder / ENCODER_FILE)
     sizes = architecture["token_embedder"]
+    word_dim = sizes.get("word_dim", 0)
     n_characters = _rows(embedder, "char_emb_layer.embedding.weight", folder / TOKEN_EMBEDDER_FILE)
     characters = read_dic(folder / CHARACTERS_FILE, n_characters)
     words: Dict[str, int] = {}
     n_words = 0
-    if sizes["word_dim"]:
+    if word_dim:
         if not (folder / WORDS_FILE).is_file():
             raise ModelFormatError(f"{folder}: {source} gives token_embedder.word_dim > 0, but {WORDS_FILE} is missing")
         n_words = _rows(embedder, "word_emb_layer.embedding.weight", folder / TOKEN_EMBEDDER_FILE)
         words = read_dic(folder / WORDS_FILE, n_words)
     try:
-        lexicon = Lexicon(characters, n_characters, words, n_words, sizes["word_dim"], sizes["max_characters_per_token"])
+        lexicon = Lexicon(characters, n_characters, words, n_words, word_dim, sizes["max_characters_per_token"])
     except ModelFormatError as err:
         raise ModelFormatError(f"{folder}: {err}") from None
     config = _config(architecture, lexicon, source)
@@ -144,6 +154,10 @@ def _check_architecture(architecture: Any, source: str) -> None:
             if key not in architecture[section]:
                 raise ModelFormatError(f"{source}: missing key '{section}.{key}'")
     encoder, embedder = architecture["encoder"], architecture["token_embedder"]
+    for section, key in INTEGER_KEYS:
+        value = architecture[section].get(key, 0)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ModelFormatError(f"{source}: {section}.{key} must be a non-negative integer, got {value!r}")
     if str(encoder["name"]).lower() != "elmo":
         raise ModelFormatError(f"{source}: encoder.name {encoder['name']!r} is not supported (only 'elmo')")
     if str(embedder["name"]).lower() != "cnn":
@@ -152,7 +166,6 @@ def _check_architecture(architecture: Any, source: str) -> None:
         )
     if not embedder["char_dim"]:
         raise ModelFormatError(f"{source}: token_embedder.char_dim 0 (words only) is not supported")
-    embedder.setdefault("word_dim", 0)
 
 
 def _config(architecture: Dict[str, Any], lexicon: Lexicon, source: str) -> BiLMConfig:
@@ -258,9 +271,9 @@ def _embedder_plan(bilm: BiLM) -> Dict[str, Tuple[torch.Tensor, Transform]]:
 def _encoder_plan(bilm: BiLM) -> Dict[str, Tuple[torch.Tensor, Transform]]:
     plan: Dict[str, Tuple[torch.Tensor, Transform]] = {}
     reorder: Transform = lambda x: torch.cat([x.chunk(4, dim=0)[i] for i in ALLENNLP_TO_OURS])  # noqa: E731
-    for l, layer in enumerate(bilm.lstm.layers):
+    for index, layer in enumerate(bilm.lstm.layers):
         for d, direction in enumerate(("forward", "backward")):
-            prefix = f"{direction}_layer_{l}."
+            prefix = f"{direction}_layer_{index}."
             plan[prefix + "input_linearity.weight"] = (layer.input_weight[d], reorder)
             plan[prefix + "state_linearity.weight"] = (layer.recurrent_weight[d], reorder)
             plan[prefix + "state_linearity.bias"] = (layer.bias[d], reorder)

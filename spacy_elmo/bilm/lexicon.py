@@ -6,7 +6,7 @@ to the character CNN's output. A `Lexicon` maps token strings to those ids, exac
 original's `create_one_batch` (elmoformanylangs/frontend.py) fills its batches.
 """
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -40,7 +40,7 @@ class Lexicon:
     max_characters: int
 
     def __post_init__(self) -> None:
-        needed = [("character", CHARACTER_SPECIALS, self.characters)]
+        needed: List[Tuple[str, Tuple[str, ...], Dict[str, int]]] = [("character", CHARACTER_SPECIALS, self.characters)]
         if self.word_dim:
             needed.append(("word", WORD_SPECIALS, self.words))
         for kind, specials, vocabulary in needed:
