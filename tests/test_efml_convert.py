@@ -25,7 +25,7 @@ def test_an_efml_folder_converts_to_a_native_folder_with_the_same_layers(tmp_pat
     with np.load(EFML / "reference.npz") as reference:
         for i, layers in enumerate(load_bilm(tmp_path / "zh").embed_sentences(SENTENCES)):
             np.testing.assert_allclose(layers, reference[f"sentence_{i}"], atol=1e-5, rtol=0)
-    assert read_model_info(tmp_path / "zh")["lang"] == "zh"
+    assert read_model_info(tmp_path / "zh") == {"converted_from": str(EFML), "name": "zh", "lang": "zh"}
 
 
 def test_an_nlpl_archive_converts_with_its_model_card(tmp_path):

@@ -31,6 +31,7 @@ def convert_command(
             raise SpacyElmoError(f"{output} exists and is not empty; name a new folder")
         bilm = load_bilm(source, options=options)
         info = read_model_info(source)
+        info.setdefault("name", output.name)
         if lang:
             info["lang"] = lang
         save_bilm(bilm, output, dtype)
