@@ -165,3 +165,10 @@ def test_a_size_that_is_not_an_integer_is_named(folder):
     edit_architecture(folder, "token_embedder", "max_characters_per_token", "10")
     with pytest.raises(ModelFormatError, match=r"token_embedder\.max_characters_per_token must be a non-negative integer, got '10'"):
         load_bilm(folder)
+
+
+def test_a_missing_special_entry_is_named(folder):
+    lines = (folder / "char.dic").read_text(encoding="utf-8").splitlines()
+    (folder / "char.dic").write_text("".join(f"{line}\n" for line in lines if not line.startswith("<bow>")), encoding="utf-8")
+    with pytest.raises(ModelFormatError, match=r"the character \(char\.dic\) vocabulary lacks the special entries <bow>"):
+        load_bilm(folder)

@@ -101,6 +101,9 @@ def test_init_config_writes_a_working_config_for_the_language(converted, tmp_pat
     assert config["nlp"]["lang"] == "zh" and config["components"]["elmo"]["model"]["bilm"] == str(converted)
     nlp = load_model_from_config(config, auto_fill=True)
     assert nlp.lang == "zh" and nlp.pipe_names == ["elmo", "tagger"]
+    result = run("init-config", tmp_path / "named.cfg", "--lang", "zh", "--bilm", "efml-zh-hant")
+    assert result.exit_code == 0 and "warning" not in result.output, result.output
+    assert load_config(tmp_path / "named.cfg")["components"]["elmo"]["model"]["bilm"] == "efml-zh-hant"
 
 
 def test_init_config_warns_when_the_languages_differ_without_downloading(converted, tmp_path, monkeypatch):

@@ -40,9 +40,9 @@ class Lexicon:
     max_characters: int
 
     def __post_init__(self) -> None:
-        needed: List[Tuple[str, Tuple[str, ...], Dict[str, int]]] = [("character", CHARACTER_SPECIALS, self.characters)]
+        needed: List[Tuple[str, Tuple[str, ...], Dict[str, int]]] = [("character (char.dic)", CHARACTER_SPECIALS, self.characters)]
         if self.word_dim:
-            needed.append(("word", WORD_SPECIALS, self.words))
+            needed.append(("word (word.dic)", WORD_SPECIALS, self.words))
         for kind, specials, vocabulary in needed:
             missing = [s for s in specials if s not in vocabulary]
             if missing:
