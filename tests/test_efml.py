@@ -172,3 +172,11 @@ def test_a_missing_special_entry_is_named(folder):
     (folder / "char.dic").write_text("".join(f"{line}\n" for line in lines if not line.startswith("<bow>")), encoding="utf-8")
     with pytest.raises(ModelFormatError, match=r"the character \(char\.dic\) vocabulary lacks the special entries <bow>"):
         load_bilm(folder)
+
+
+def test_the_bilm_tf_format_refuses_a_learned_vocabulary(tmp_path):
+    from spacy_elmo.bilm import export_original
+
+    with pytest.raises(ModelFormatError, match="bilm-tf's format cannot hold"):
+        export_original(load_bilm(FIXTURE), tmp_path / "original")
+    assert not (tmp_path / "original").exists()

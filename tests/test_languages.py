@@ -123,3 +123,14 @@ def test_docs_languages_names_every_published_model():
     assert [name for name in PUBLISHED if f"`{name}`" not in text] == []
     nlpl_ids = {name: model.files[0][3:-4] for name, model in PUBLISHED.items() if model.files[0].startswith("11/")}
     assert len(nlpl_ids) == 44 and [name for name, i in nlpl_ids.items() if f"`{name}` | {i} |" not in text] == []
+
+
+def test_pretrain_fine_tunes_an_efml_model_on_chinese_text(tmp_path):
+    text = write_text(tmp_path / "text.txt", CHINESE_WORDS, "", "。")
+    settings = ["--batch-size", 4, "--unroll-steps", 6, "--max-steps", 2, "--quiet"]
+    result = run("pretrain", tmp_path / "run", text, "--init", EFML, "--lang", "zh", *settings)
+    assert result.exit_code == 0, result.output
+    tuned, original = load_bilm(tmp_path / "run" / "model"), load_bilm(EFML)
+    assert tuned.characters == original.characters and tuned.vocab  # the same lexicon, a new softmax
+    changed = [n for n, p in tuned.state_dict().items() if n in original.state_dict() and not (p == original.state_dict()[n]).all()]
+    assert "token_encoder.word_embedding.weight" in changed

@@ -10,6 +10,7 @@ import torch
 
 from .config import BiLMConfig
 from .errors import ModelFormatError
+from .lexicon import Lexicon
 from .model import BiLM
 
 PathLike = Union[str, Path]
@@ -67,6 +68,11 @@ def load_original(weights: PathLike, options: PathLike) -> BiLM:
 
 def export_original(bilm: BiLM, folder: PathLike, weights_name: str = "weights.hdf5") -> Tuple[Path, Path]:
     """Write ``options.json`` + an hdf5 in bilm-tf's layout; returns their paths."""
+    if isinstance(bilm.characters, Lexicon):
+        raise ModelFormatError(
+            "this biLM has a learned character vocabulary and word embeddings (ELMoForManyLangs), "
+            "which bilm-tf's format cannot hold; save it as a native folder (save_bilm) instead"
+        )
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     options_path = folder / "options.json"
