@@ -194,3 +194,10 @@ def test_download_and_models_commands(server):
     assert "elmo-small           en   published, 13.6 M parameters, cached" in runner.invoke(app, ["models"]).output
     result = runner.invoke(app, ["download", "elmo-huge"])
     assert result.exit_code == 1 and "no published model named 'elmo-huge'" in result.output
+
+
+def test_a_corrupt_archive_says_how_to_download_again(archive_server):
+    archive_server.files["/11/179.zip"] = archive_server.files["/11/179.zip"][:300]
+    with pytest.raises(ModelFormatError, match=r"179\.zip: .*delete .*179\.zip to download it again"):
+        load_bilm("efml-zh-hant")
+    assert [p.name for p in model_folder("efml-zh-hant").iterdir()] == ["179.zip"]  # no half-unpacked model

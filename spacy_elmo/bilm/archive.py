@@ -20,15 +20,19 @@ MARKERS = ("options.json", "token_embedder.pkl", "model.safetensors")
 
 
 def is_archive(path: Path) -> bool:
-    """Whether `path` is a zip or tar file."""
-    return path.is_file() and (zipfile.is_zipfile(path) or tarfile.is_tarfile(path))
+    """Whether `path` is a zip or tar file (or named as one)."""
+    return path.is_file() and (_is_zip(path) or ".tar" in path.suffixes or tarfile.is_tarfile(path))
+
+
+def _is_zip(path: Path) -> bool:
+    return path.suffix.lower() == ".zip" or zipfile.is_zipfile(path)
 
 
 def unpack(archive: PathLike, target: PathLike) -> Path:
     """Write the files of the model folder inside `archive` into `target`; returns `target`."""
     archive, target = Path(archive), Path(target)
     try:
-        if zipfile.is_zipfile(archive):
+        if _is_zip(archive):
             with zipfile.ZipFile(archive) as handle:
                 members = {info.filename: info for info in handle.infolist() if not info.is_dir()}
                 chosen = _model_files(members, archive)
@@ -48,7 +52,8 @@ def unpack(archive: PathLike, target: PathLike) -> Path:
                     with stream, open(target / base, "wb") as out:
                         shutil.copyfileobj(stream, out, 2**20)
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as err:
-        raise ModelFormatError(f"{archive}: cannot unpack the archive, truncated or corrupted ({err})") from None
+        reason = " ".join(str(err).split())
+        raise ModelFormatError(f"{archive}: cannot unpack the archive, truncated or corrupted ({reason})") from None
     return target
 
 

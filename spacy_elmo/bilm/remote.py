@@ -106,7 +106,10 @@ def _unpack_once(archive: Path, folder: Path) -> None:
     """Unpack `archive` into `folder` through a temporary folder, then delete the archive."""
     partial = Path(tempfile.mkdtemp(prefix=".unpacking-", dir=folder.parent))
     try:
-        unpack(archive, partial)
+        try:
+            unpack(archive, partial)
+        except ModelFormatError as err:
+            raise ModelFormatError(f"{err}; delete {archive} to download it again") from None
         try:
             partial.rename(folder)
         except OSError:
