@@ -124,9 +124,10 @@ def read_dic(path: Path, n_rows: int) -> Dict[str, int]:
             continue
         if len(fields) == 1:
             fields.insert(0, "\u3000")
-        if len(fields) != 2 or not fields[1].isdigit():
+        index = int(fields[1]) if len(fields) == 2 and fields[1].isdecimal() else -1
+        if index < 0:
             raise ModelFormatError(f"{path}, line {number}: expected 'token<TAB>id', got {line!r}")
-        token, index = fields[0], int(fields[1])
+        token = fields[0]
         if index >= n_rows:
             raise ModelFormatError(
                 f"{path}, line {number}: id {index} of {token!r} is beyond the embedding matrix ({n_rows} rows)"
