@@ -1,0 +1,112 @@
+"""`embed --engine ray`: input files through `embed_dataset` into a Parquet folder."""
+import logging
+import os
+import time
+from contextlib import contextmanager
+from typing import Any, Dict, Iterator, List, Optional, Sequence
+
+import ray
+from ray.exceptions import RayError
+
+from ..errors import SpacyElmoError
+from .embed import embed_dataset
+from .inputs import read_inputs
+from .output import summarize
+
+# The logger through which Ray Data reports a failed job with its traceback.
+RAY_DATA_ERRORS = "ray.data.exceptions"
+
+
+@contextmanager
+def ray_session(address: Optional[str], workers: int, cpus_per_worker: float) -> Iterator[None]:
+    """Ray for one run: the cluster at `address`, or a local Ray started for the run (with at
+    least the CPUs the workers ask for) and shut down after it. An already running Ray is used as is."""
+    if ray.is_initialized():
+        yield
+        return
+    if address is None:
+        ray.init(num_cpus=max(os.cpu_count() or 1, int(workers * cpus_per_worker + 0.999)), include_dashboard=False)
+    else:
+        ray.init(address=address)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+def embed_files(
+    inputs: Sequence[str],
+    output: str,
+    *,
+    address: Optional[str] = None,
+    workers: int = 1,
+    cpus_per_worker: float = 1,
+    gpus_per_worker: float = 0,
+    text_column: str = "text",
+    **embed_options: Any,
+) -> Dict[str, Any]:
+    """Embed every row of `inputs` into Parquet files under `output` (a new folder).
+
+    embed_options: the keywords of `embed_dataset` (model, tokenize, layers, dtype, batch_size...).
+    RETURNS (Dict[str, Any]): rows, tokens, seconds and the rows with a problem (source, line, problem).
+    """
+    if "://" not in output and os.path.exists(output):
+        raise SpacyElmoError(f"the output folder {output} already exists; name a new folder")
+    start = time.perf_counter()
+    with ray_session(address, workers, cpus_per_worker), clear_errors():
+        batch_size = embed_options.get("batch_size")
+        rows = read_inputs(inputs, text_column, **({"rows_per_block": batch_size} if batch_size else {}))
+        embedded = embed_dataset(
+            rows, text_column="text", concurrency=workers, num_cpus=cpus_per_worker, num_gpus=gpus_per_worker, **embed_options
+        )
+        embedded.write_parquet(output, mode="create", ray_remote_args={"num_cpus": 0})
+    seconds = time.perf_counter() - start
+    return {**summarize(output), "seconds": seconds, "output": output}
+
+
+@contextmanager
+def clear_errors() -> Iterator[None]:
+    """Raise the package's own error, not the Ray exceptions wrapped around it, when a worker
+    fails on the model or the input: the loader's message, once. Ray Data's log of the failure
+    (its traceback) is held back, and let through when the error is not ours."""
+    logger = logging.getLogger(RAY_DATA_ERRORS)
+    held = _HoldBack()
+    logger.addFilter(held)
+    try:
+        yield
+    except Exception as err:  # noqa: BLE001  (looking inside Ray's wrappers)
+        cause = own_error(err)
+        if cause is not None:
+            raise cause from None
+        logger.removeFilter(held)
+        for record in held.records:
+            logger.handle(record)
+        raise
+    finally:
+        logger.removeFilter(held)
+
+
+class _HoldBack(logging.Filter):
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: List[logging.LogRecord] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        self.records.append(record)
+        return False
+
+
+def own_error(err: BaseException) -> Optional[SpacyElmoError]:
+    """The SpacyElmoError inside Ray's wrappers of a worker's failure, if any."""
+    seen = set()
+    stack = [err]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, SpacyElmoError) and not isinstance(current, RayError):
+            return current
+        linked = (getattr(current, "cause", None), current.__cause__, current.__context__, *current.args)
+        stack.extend(item for item in linked if isinstance(item, BaseException))
+    return None
