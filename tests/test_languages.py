@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import spacy
+from spacy.tokens import Doc
 from spacy.util import load_config, load_model_from_config
 from typer.testing import CliRunner
 
@@ -87,10 +88,13 @@ def test_an_efml_model_in_a_chinese_pipeline_carries_its_card_into_the_meta(conv
         elmo_pipeline("de", converted).initialize()
 
 
-def test_an_efml_folder_loads_in_a_pipeline_directly():
+def test_an_efml_folder_loads_in_a_pipeline_directly_and_takes_segmented_words():
     nlp = elmo_pipeline("zh", EFML)
     nlp.initialize()
     assert nlp("潮水退了")._.elmo.shape == (3, 4, 16)
+    words = ["潮水", "退", "了"]  # as a word segmenter (jieba, pkuseg) gives them
+    expected = load_bilm(EFML).embed_sentences([words])[0]
+    assert abs(nlp(Doc(nlp.vocab, words=words))._.elmo - expected).max() < 1e-5
 
 
 def test_init_config_writes_a_working_config_for_the_language(converted, tmp_path):
