@@ -42,6 +42,33 @@ def allennlp_model_files(fixtures_dir: Path):
     return fixtures_dir / "allennlp" / "lm_weights.hdf5", fixtures_dir / "allennlp" / "options.json"
 
 
+# The architecture of AllenNLP's test model (its options.json), for pipeline tests that need a
+# model of that shape but not its weights.
+PIPELINE_TEST_OPTIONS = {
+    "lstm": {"cell_clip": 3, "use_skip_connections": True, "n_layers": 2, "proj_clip": 3, "projection_dim": 16, "dim": 64},
+    "char_cnn": {
+        "embedding": {"dim": 4},
+        "filters": [[1, 4], [2, 8], [3, 16], [4, 32], [5, 64]],
+        "n_highway": 2,
+        "n_characters": 262,
+        "max_characters_per_token": 50,
+        "activation": "relu",
+    },
+}
+
+
+@pytest.fixture(scope="session")
+def model_files(tmp_path_factory):
+    """(weights, options) of a random biLM in the original format, shaped as AllenNLP's test
+    model: for pipeline tests, which need no reference outputs and so no external fixtures."""
+    from spacy_elmo.bilm import export_original
+
+    options, weights = export_original(
+        random_bilm(BiLMConfig.from_options(PIPELINE_TEST_OPTIONS)), tmp_path_factory.mktemp("model"), "weights.hdf5"
+    )
+    return weights, options
+
+
 def random_bilm(config: BiLMConfig = TINY_CONFIG, seed: int = 0) -> BiLM:
     """A biLM with the bilm-tf initialisation and a fixed seed, in eval mode."""
     import torch

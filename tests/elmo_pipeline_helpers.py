@@ -1,4 +1,4 @@
-"""Shared helpers for the pipeline tests: pipelines with the tiny fixture biLM (3 layers, width 32)."""
+"""Shared helpers for the pipeline tests: pipelines with a small biLM (3 layers, width 32)."""
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
@@ -7,7 +7,8 @@ from spacy.language import Language
 
 from spacy_elmo.layers.elmo_model import ElmoModelSettings
 
-ModelFiles = Tuple[Path, Path]
+# (weights, options): an original .hdf5 and its options.json, or a model's name and None.
+ModelFiles = Tuple[Any, Optional[Path]]
 MODEL_KEYS = set(ElmoModelSettings.__dataclass_fields__)
 
 
@@ -18,7 +19,7 @@ def elmo_config(files: Optional[ModelFiles] = None, config: Optional[Dict[str, A
     model = {key: config.pop(key) for key in list(config) if key in MODEL_KEYS}
     if files is not None:
         weights, options = files
-        model = {"bilm": str(weights), "options": str(options), **model}
+        model = {"bilm": str(weights), **({"options": str(options)} if options else {}), **model}
     return {**config, "model": model} if model else config
 
 

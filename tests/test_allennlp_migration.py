@@ -85,8 +85,8 @@ def test_more_leading_dims_are_reshaped_as_allennlp(allennlp, allennlp_model_fil
         assert_same_output(ours, theirs, ids)
 
 
-def test_gradients_reach_the_biLM_and_the_mix_with_requires_grad(allennlp_model_files):
-    weights, options = allennlp_model_files
+def test_gradients_reach_the_biLM_and_the_mix_with_requires_grad(model_files):
+    weights, options = model_files
     elmo = Elmo(options, weights, num_output_representations=1, requires_grad=True, dropout=0.0)
     out = elmo(batch_to_ids(SENTENCES))["elmo_representations"][0]
     out.sum().backward()
@@ -96,8 +96,8 @@ def test_gradients_reach_the_biLM_and_the_mix_with_requires_grad(allennlp_model_
     assert not any(p.requires_grad for p in frozen.parameters())
 
 
-def test_embedder_gives_the_stateless_layers_and_writes_allennlp_files(allennlp_model_files, tmp_path):
-    weights, options = allennlp_model_files
+def test_embedder_gives_the_stateless_layers_and_writes_allennlp_files(model_files, tmp_path):
+    weights, options = model_files
     embedder = ElmoEmbedder(options, weights)
     expected = embedder.bilm.embed_sentences(SENTENCES)
     for ours, theirs in zip(embedder.embed_sentences(SENTENCES, batch_size=2), expected):

@@ -101,17 +101,17 @@ def test_variants_export_and_load(tmp_path, variant):
         ({"lstm": {"projection_dim": 128}}, "projection_dim"),
     ],
 )
-def test_unsupported_options_are_rejected(tmp_path, allennlp_model_files, change, message):
-    options = json.loads(allennlp_model_files[1].read_text())
+def test_unsupported_options_are_rejected(tmp_path, model_files, change, message):
+    options = json.loads(model_files[1].read_text())
     for section, values in change.items():
         options[section].update(values)
     (tmp_path / "options.json").write_text(json.dumps(options))
     with pytest.raises(ModelFormatError, match=message):
-        load_bilm(allennlp_model_files[0], options=tmp_path / "options.json")
+        load_bilm(model_files[0], options=tmp_path / "options.json")
 
 
-def test_missing_files_are_named(tmp_path, allennlp_model_files):
-    weights, options = allennlp_model_files
+def test_missing_files_are_named(tmp_path, model_files):
+    weights, options = model_files
     with pytest.raises(ModelFormatError, match="nothere.hdf5"):
         load_bilm(tmp_path / "nothere.hdf5", options=options)
     with pytest.raises(ModelFormatError, match="options file not found"):
@@ -127,8 +127,8 @@ def test_a_text_file_is_named_as_not_hdf5_before_options_are_asked_for(tmp_path)
         load_bilm(tmp_path / "notes.txt")
 
 
-def test_truncated_hdf5_is_named(tmp_path, allennlp_model_files):
-    weights, options = allennlp_model_files
+def test_truncated_hdf5_is_named(tmp_path, model_files):
+    weights, options = model_files
     data = weights.read_bytes()
     for size in (100, len(data) // 2):
         (tmp_path / "cut.hdf5").write_bytes(data[:size])
@@ -136,8 +136,8 @@ def test_truncated_hdf5_is_named(tmp_path, allennlp_model_files):
             load_bilm(tmp_path / "cut.hdf5", options=options)
 
 
-def test_missing_and_misshapen_datasets_are_named(tmp_path, allennlp_model_files):
-    weights, options = allennlp_model_files
+def test_missing_and_misshapen_datasets_are_named(tmp_path, model_files):
+    weights, options = model_files
     shutil.copy(weights, tmp_path / "w.hdf5")
     with h5py.File(tmp_path / "w.hdf5", "a") as handle:
         del handle["CNN_high_1/W_carry"]
@@ -165,8 +165,8 @@ def test_options_of_another_model_are_detected(fixtures_dir, allennlp_model_file
         load_bilm(weights, options=tmp_path / "options.json")
 
 
-def test_non_finite_weights_are_rejected(tmp_path, allennlp_model_files):
-    weights, options = allennlp_model_files
+def test_non_finite_weights_are_rejected(tmp_path, model_files):
+    weights, options = model_files
     shutil.copy(weights, tmp_path / "w.hdf5")
     with h5py.File(tmp_path / "w.hdf5", "a") as handle:
         handle["CNN/b_cnn_0"][0] = np.nan

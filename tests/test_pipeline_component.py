@@ -14,8 +14,8 @@ TEXT = "The cat sat on the mat. It was happy there!"
 
 
 @pytest.fixture(scope="module")
-def nlp(allennlp_model_files):
-    return elmo_nlp(allennlp_model_files)
+def nlp(model_files):
+    return elmo_nlp(model_files)
 
 
 def direct(nlp, sentences):
@@ -53,8 +53,8 @@ def test_doc_token_span_vectors(nlp):
     ],
 )
 @pytest.mark.parametrize("store", ["all", "selected"])
-def test_layer_selection(allennlp_model_files, config, coefficients, store):
-    nlp = elmo_nlp(allennlp_model_files, config={**config, "store": store})
+def test_layer_selection(model_files, config, coefficients, store):
+    nlp = elmo_nlp(model_files, config={**config, "store": store})
     doc = nlp(TEXT)
     all_layers = np.concatenate(direct(nlp, [[t.text for t in s] for s in doc.sents]), axis=1)
     expected = np.tensordot(np.asarray(coefficients, dtype=np.float32), all_layers, axes=1)
@@ -73,13 +73,13 @@ def test_sentences_are_read_separately_and_whitespace_is_skipped(nlp):
     np.testing.assert_allclose(doc[0:3]._.elmo, doc._.elmo[:, [0, 2]].mean(axis=(0, 1)), rtol=1e-5, atol=1e-6)
 
 
-def test_whole_doc_context_without_sentence_boundaries(allennlp_model_files):
-    nlp = elmo_nlp(allennlp_model_files, sentencizer=False)
+def test_whole_doc_context_without_sentence_boundaries(model_files):
+    nlp = elmo_nlp(model_files, sentencizer=False)
     doc = nlp(TEXT)
     (expected,) = direct(nlp, [[t.text for t in doc]])
     np.testing.assert_allclose(doc._.elmo, expected, rtol=1e-6, atol=1e-6)
     with pytest.raises(ValueError, match="no sentence boundaries"):
-        elmo_nlp(allennlp_model_files, sentencizer=False, config={"context": "sentences"})(TEXT)
+        elmo_nlp(model_files, sentencizer=False, config={"context": "sentences"})(TEXT)
 
 
 def test_windows_keep_each_token_once_from_its_most_central_window():
@@ -94,8 +94,8 @@ def test_windows_keep_each_token_once_from_its_most_central_window():
     assert pieces == [(0, (0, 7)), (6, (1, 7)), (12, (1, 8))]
 
 
-def test_long_doc_runs_in_bounded_windows(allennlp_model_files, monkeypatch):
-    nlp = elmo_nlp(allennlp_model_files, sentencizer=False, config={"window": 64, "stride": 48, "max_tokens": 1024})
+def test_long_doc_runs_in_bounded_windows(model_files, monkeypatch):
+    nlp = elmo_nlp(model_files, sentencizer=False, config={"window": 64, "stride": 48, "max_tokens": 1024})
     elmo = nlp.get_pipe("elmo")
     longest = []
     run = elmo.bilm.layer_tensors
@@ -144,10 +144,10 @@ def test_one_token_doc_equals_biLM_on_that_token(nlp):
     np.testing.assert_allclose(doc._.elmo, expected, rtol=1e-6, atol=1e-6)
 
 
-def test_vector_hooks_opt_in(allennlp_model_files):
-    plain = elmo_nlp(allennlp_model_files)("A cat sat.")
+def test_vector_hooks_opt_in(model_files):
+    plain = elmo_nlp(model_files)("A cat sat.")
     assert not plain.user_token_hooks and plain.tensor.size == 0
-    nlp = elmo_nlp(allennlp_model_files, config={"set_vectors": True, "layer": "top"})
+    nlp = elmo_nlp(model_files, config={"set_vectors": True, "layer": "top"})
     doc, other = nlp("A cat sat."), nlp("A dog ran.")
     assert doc.tensor.shape == (len(doc), 32)
     np.testing.assert_array_equal(doc[1].vector, doc._.elmo[2, 1])
@@ -185,15 +185,15 @@ def test_invalid_config_fails_at_construction(config, message):
         ({"layer": "mix", "mix_weights": [1.0, 2.0]}, "2 values but this biLM has 3 layers"),
     ],
 )
-def test_config_not_matching_the_weights_fails_at_load(allennlp_model_files, config, message):
+def test_config_not_matching_the_weights_fails_at_load(model_files, config, message):
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config=elmo_config(allennlp_model_files, config))
+    nlp.add_pipe("elmo", config=elmo_config(model_files, config))
     with pytest.raises(ValueError, match=message):
         nlp.initialize()
 
 
-def test_wrong_weights_fail_at_load_naming_the_file(allennlp_model_files, tmp_path):
-    weights, options = allennlp_model_files
+def test_wrong_weights_fail_at_load_naming_the_file(model_files, tmp_path):
+    weights, options = model_files
     truncated = tmp_path / "truncated.hdf5"
     truncated.write_bytes(weights.read_bytes()[:5000])
     bad_options = tmp_path / "options.json"
@@ -212,8 +212,8 @@ def test_wrong_weights_fail_at_load_naming_the_file(allennlp_model_files, tmp_pa
             nlp.initialize()
 
 
-def test_bfloat16_weights_give_float32_outputs_close_to_float32(allennlp_model_files, nlp):
-    doc = elmo_nlp(allennlp_model_files, config={"dtype": "bfloat16"})(TEXT)
+def test_bfloat16_weights_give_float32_outputs_close_to_float32(model_files, nlp):
+    doc = elmo_nlp(model_files, config={"dtype": "bfloat16"})(TEXT)
     reference = nlp(TEXT)._.elmo
     assert doc._.elmo.dtype == np.float32 and doc._.elmo.shape == reference.shape
     assert np.abs(doc._.elmo - reference).max() < 0.1 * np.abs(reference).max()
@@ -226,7 +226,7 @@ def test_spacy_blank_does_not_import_the_biLM():
     assert result.stdout.strip() == "False"
 
 
-def test_readme_settings_tables_give_the_defaults_of_the_settings_classes():
+def test_usage_docs_settings_tables_give_the_defaults_of_the_settings_classes():
     import dataclasses
     import json
     import re
@@ -235,9 +235,9 @@ def test_readme_settings_tables_give_the_defaults_of_the_settings_classes():
     from spacy_elmo.layers.elmo_model import ElmoModelSettings
     from spacy_elmo.pipeline.settings import ElmoSettings
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf8")
+    usage = (Path(__file__).resolve().parents[1] / "docs" / "usage.md").read_text(encoding="utf8")
     documented = {}
-    for keys, defaults in re.findall(r"^\| (`[a-z_]+`(?:, `[a-z_]+`)*) \| (`[^|]+`) \|", readme, re.M):
+    for keys, defaults in re.findall(r"^\| (`[a-z_]+`(?:, `[a-z_]+`)*) \| (`[^|]+`) \|", usage, re.M):
         names = re.findall(r"`([a-z_]+)`", keys)
         values = [json.loads(v) for v in re.findall(r"`([^`]+)`", defaults)]
         documented.update(zip(names, values))

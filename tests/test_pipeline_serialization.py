@@ -15,10 +15,10 @@ TEXTS = ["The cat sat on the mat. It was happy.", "", "  ", "One", "Emoji 😀 a
 
 
 @pytest.fixture(scope="module")
-def movable_nlp(allennlp_model_files, tmp_path_factory):
+def movable_nlp(model_files, tmp_path_factory):
     """A pipeline whose weight files are deleted after it is built."""
     folder = tmp_path_factory.mktemp("weights")
-    files = tuple(shutil.copy(f, folder / f.name) for f in allennlp_model_files)
+    files = tuple(shutil.copy(f, folder / f.name) for f in model_files)
     nlp = elmo_nlp(files, config={"layer": "mix", "mix_weights": [0.5, 1.0, -1.0], "mix_gamma": 2.0, "set_vectors": True})
     shutil.rmtree(folder)
     return nlp

@@ -32,10 +32,10 @@ def spacy_cli(*args: str) -> None:
     assert result.returncode == 0, f"spacy {args[0]} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
 
 
-def test_spacy_train_load_and_package(allennlp_model_files, tmp_path):
+def test_spacy_train_load_and_package(model_files, tmp_path):
     weights_dir = tmp_path / "weights"
     weights_dir.mkdir()
-    weights, options = (Path(shutil.copy(f, weights_dir / f.name)) for f in allennlp_model_files)
+    weights, options = (Path(shutil.copy(f, weights_dir / f.name)) for f in model_files)
     write_corpus(tmp_path / "train.spacy")
     # fmt: off
     spacy_cli("train", str(REPO / "configs" / "ner.cfg"), "--output", str(tmp_path / "out"),
@@ -62,8 +62,8 @@ def test_shipped_configs_pass_spacy_debug_config(config):
     spacy_cli("debug", "config", str(REPO / "configs" / config), "--paths.train", "train.spacy", "--paths.dev", "dev.spacy")
 
 
-def test_init_config_wires_a_listener_into_every_component_and_trains(allennlp_model_files, tmp_path):
-    weights, options = allennlp_model_files
+def test_init_config_wires_a_listener_into_every_component_and_trains(model_files, tmp_path):
+    weights, options = model_files
     config = tmp_path / "config.cfg"
     result = subprocess.run(
         [sys.executable, "-m", "spacy_elmo", "init-config", str(config), "--pipeline", "ner,tagger",
@@ -81,11 +81,11 @@ def test_init_config_wires_a_listener_into_every_component_and_trains(allennlp_m
     assert nlp.get_pipe("elmo").listening_components == ["ner", "tagger"]
 
 
-def test_an_elmo_component_nobody_listens_to_is_warned_about(allennlp_model_files):
+def test_an_elmo_component_nobody_listens_to_is_warned_about(model_files):
     from .elmo_pipeline_helpers import elmo_config
 
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config=elmo_config(allennlp_model_files))
+    nlp.add_pipe("elmo", config=elmo_config(model_files))
     nlp.add_pipe("ner")  # spaCy's own tok2vec: the biLM would run for nothing
     nlp.get_pipe("ner").add_label("PER")
     with pytest.warns(UserWarning, match="no component listens to it"):

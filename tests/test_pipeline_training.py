@@ -10,6 +10,8 @@ from spacy_elmo import learned_mixes
 from .elmo_pipeline_helpers import elmo_config as component_config
 from .elmo_pipeline_helpers import model_config
 
+# The bundled model: trained features, for tests that overfit in a few steps.
+BUNDLED = ("en_base", None)
 TRAIN_DATA = [
     ("I like London and Berlin.", {"entities": [(7, 13, "LOC"), (18, 24, "LOC")]}),
     ("Alice flew to Paris today.", {"entities": [(0, 5, "PER"), (14, 19, "LOC")]}),
@@ -60,8 +62,8 @@ def train(nlp, n_steps):
     return history
 
 
-def test_listener_is_linked_and_gets_the_biLM_sizes(allennlp_model_files):
-    nlp = ner_nlp(allennlp_model_files)
+def test_listener_is_linked_and_gets_the_biLM_sizes(model_files):
+    nlp = ner_nlp(model_files)
     elmo = nlp.get_pipe("elmo")
     assert elmo.listening_components == ["ner"]
     nlp.initialize(lambda: examples(nlp))
@@ -69,8 +71,8 @@ def test_listener_is_linked_and_gets_the_biLM_sizes(allennlp_model_files):
     assert listener.get_dim("nO") == 32 and listener.get_dim("n_layers") == 3
 
 
-def test_ner_overfits_and_predicts_the_same_after_save_and_load(allennlp_model_files, tmp_path):
-    nlp = ner_nlp(allennlp_model_files, static_embed=True)
+def test_ner_overfits_and_predicts_the_same_after_save_and_load(tmp_path):
+    nlp = ner_nlp(BUNDLED, static_embed=True)  # trained features: a random biLM's learn too slowly
     history = train(nlp, 60)
     assert history[-1] < 0.05 < history[0]
     expected = [[(e.text, e.label_) for e in doc.ents] for doc in nlp.pipe(t for t, _ in TRAIN_DATA)]
@@ -81,8 +83,8 @@ def test_ner_overfits_and_predicts_the_same_after_save_and_load(allennlp_model_f
     assert [[(e.text, e.label_) for e in doc.ents] for doc in loaded.pipe(t for t, _ in TRAIN_DATA)] == gold
 
 
-def test_each_component_learns_its_own_layer_mix(allennlp_model_files):
-    nlp = ner_nlp(allennlp_model_files)
+def test_each_component_learns_its_own_layer_mix(model_files):
+    nlp = ner_nlp(model_files)
     train(nlp, 5)
     mixes = [node for node in nlp.get_pipe("ner").model.walk() if node.name == "elmo_scalar_mix"]
     assert len(mixes) == 1
@@ -98,9 +100,9 @@ def test_each_component_learns_its_own_layer_mix(allennlp_model_files):
     np.testing.assert_allclose(learned["ner"]["coefficients"], gamma * expected, rtol=1e-5)
 
 
-def test_feature_cache_runs_a_frozen_biLM_once_per_sentence(allennlp_model_files):
-    cached = ner_nlp(allennlp_model_files)
-    uncached = ner_nlp(allennlp_model_files, elmo_config={"feature_cache_mb": 0})
+def test_feature_cache_runs_a_frozen_biLM_once_per_sentence(model_files):
+    cached = ner_nlp(model_files)
+    uncached = ner_nlp(model_files, elmo_config={"feature_cache_mb": 0})
     cached_losses, uncached_losses = train(cached, 4), train(uncached, 4)
     assert cached_losses == uncached_losses
     cache = cached.get_pipe("elmo").feature_cache
@@ -121,8 +123,8 @@ def test_feature_cache_drops_entries_beyond_its_bound():
         cache.get(("a", "b"))[0, 0, 0] = 5.0
 
 
-def test_fine_tuning_updates_the_biLM(allennlp_model_files):
-    nlp = ner_nlp(allennlp_model_files, elmo_config={"frozen": False})
+def test_fine_tuning_updates_the_biLM(model_files):
+    nlp = ner_nlp(model_files, elmo_config={"frozen": False})
     train_examples = examples(nlp)
     fix_random_seed(0)
     optimizer = nlp.initialize(lambda: train_examples)
@@ -133,7 +135,7 @@ def test_fine_tuning_updates_the_biLM(allennlp_model_files):
         nlp.update(train_examples, sgd=optimizer, losses=losses)
     changed = [name for name, p in bilm.named_parameters() if not np.allclose(p.detach(), before[name])]
     assert changed and losses["elmo"] > 0.0
-    frozen = ner_nlp(allennlp_model_files)
+    frozen = ner_nlp(model_files)
     frozen_optimizer = frozen.initialize(lambda: examples(frozen))
     frozen_before = [p.detach().clone() for p in frozen.get_pipe("elmo").bilm.parameters()]
     for _ in range(3):
@@ -142,10 +144,10 @@ def test_fine_tuning_updates_the_biLM(allennlp_model_files):
 
 
 @pytest.mark.parametrize("frozen", [True, False])
-def test_replace_listeners_gives_the_component_its_own_biLM(allennlp_model_files, tmp_path, frozen):
+def test_replace_listeners_gives_the_component_its_own_biLM(model_files, tmp_path, frozen):
     from spacy_elmo.layers.elmo_model import get_bilm
 
-    nlp = ner_nlp(allennlp_model_files, static_embed=True, elmo_config={"frozen": frozen})
+    nlp = ner_nlp(model_files, static_embed=True, elmo_config={"frozen": frozen})
     train(nlp, 20)
     texts = [text for text, _ in TRAIN_DATA]
 
@@ -180,18 +182,18 @@ def test_replace_listeners_gives_the_component_its_own_biLM(allennlp_model_files
     assert unchanged is frozen
 
 
-def test_selected_only_storage_cannot_feed_a_listener(allennlp_model_files):
+def test_selected_only_storage_cannot_feed_a_listener(model_files):
     with pytest.raises(ValueError, match='store = "all"'):
-        ner_nlp(allennlp_model_files, elmo_config={"store": "selected"})
+        ner_nlp(model_files, elmo_config={"store": "selected"})
 
 
 def listener_tok2vec(width=16):
     return {"@architectures": "spacy-elmo.ElmoListener.v1", "width": width, "upstream": "*"}
 
 
-def test_several_components_listen_each_with_its_own_mix(allennlp_model_files):
+def test_several_components_listen_each_with_its_own_mix():
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config=model_config(allennlp_model_files))
+    nlp.add_pipe("elmo", config=model_config(BUNDLED))
     nlp.add_pipe("tagger", config={"model": {"@architectures": "spacy.Tagger.v2", "nO": None, "tok2vec": listener_tok2vec()}})
     textcat_model = {"@architectures": "spacy.TextCatCNN.v2", "exclusive_classes": True, "nO": None, "tok2vec": listener_tok2vec()}
     nlp.add_pipe("textcat", config={"model": textcat_model})
@@ -227,11 +229,11 @@ def test_several_components_listen_each_with_its_own_mix(allennlp_model_files):
     assert not np.allclose(weights[0], weights[1]) and not np.allclose(weights[1], weights[2])
 
 
-def test_fine_tuning_sums_the_gradients_of_all_listeners(allennlp_model_files):
+def test_fine_tuning_sums_the_gradients_of_all_listeners(model_files):
     from spacy_elmo.layers.listener import ElmoListener
 
     nlp = spacy.blank("en")
-    elmo = nlp.add_pipe("elmo", config={**model_config(allennlp_model_files), "frozen": False})
+    elmo = nlp.add_pipe("elmo", config={**model_config(model_files), "frozen": False})
     nlp.initialize()
     first, second = ElmoListener("elmo"), ElmoListener("elmo")
     elmo.add_listener(first, "a")
@@ -252,11 +254,11 @@ def test_fine_tuning_sums_the_gradients_of_all_listeners(allennlp_model_files):
     assert not np.allclose(both, bilm_grads(np.zeros_like(d_first), d_second), rtol=1e-3, atol=1e-5)
 
 
-def test_update_drops_out_the_layers_it_hands_over_and_validates_examples(allennlp_model_files):
+def test_update_drops_out_the_layers_it_hands_over_and_validates_examples(model_files):
     from spacy_elmo.layers.listener import ElmoListener
 
     nlp = spacy.blank("en")
-    elmo = nlp.add_pipe("elmo", config=model_config(allennlp_model_files))
+    elmo = nlp.add_pipe("elmo", config=model_config(model_files))
     nlp.initialize()
     listener = ElmoListener("elmo")
     elmo.add_listener(listener, "a")
@@ -272,8 +274,8 @@ def test_update_drops_out_the_layers_it_hands_over_and_validates_examples(allenn
         elmo.update([doc])
 
 
-def test_listener_lets_go_of_the_batch_once_used(allennlp_model_files):
-    nlp = ner_nlp(allennlp_model_files)
+def test_listener_lets_go_of_the_batch_once_used(model_files):
+    nlp = ner_nlp(model_files)
     train(nlp, 1)
     (listener,) = nlp.get_pipe("elmo").listeners
     assert listener._outputs is None and listener._backprop is None and listener._batch_id is None
