@@ -82,6 +82,38 @@ def test_whole_doc_context_without_sentence_boundaries(model_files):
         elmo_nlp(model_files, sentencizer=False, config={"context": "sentences"})(TEXT)
 
 
+def test_doc_context_reads_the_whole_doc_even_with_sentence_boundaries(model_files):
+    nlp = elmo_nlp(model_files, sentencizer=True, config={"context": "doc"})
+    doc = nlp(TEXT)
+    assert len(list(doc.sents)) == 2
+    (whole,) = direct(nlp, [[t.text for t in doc]])
+    np.testing.assert_allclose(doc._.elmo, whole, rtol=1e-6, atol=1e-6)
+    first, _ = direct(nlp, [[t.text for t in sent] for sent in doc.sents])
+    n_first = len(next(iter(doc.sents)))
+    assert not np.allclose(doc._.elmo[1:, :n_first], first[1:])  # the LSTM layers saw the other sentence
+
+
+def test_feature_cache_keys_on_sentence_starts(model_files):
+    """Frozen training reads cached layers: the same tokens split into other sentences are
+    another entry, with the layers of that split."""
+    from spacy.tokens import Doc
+
+    nlp = elmo_nlp(model_files, sentencizer=False)
+    elmo = nlp.get_pipe("elmo")
+    words = ["Cats", "sleep", "Dogs", "bark", "loudly"]
+    one_split = Doc(nlp.vocab, words=words, sent_starts=[True, False, True, False, False])
+    other_split = Doc(nlp.vocab, words=words, sent_starts=[True, False, False, True, False])
+    first = elmo._cached_layers([one_split])[0]
+    second = elmo._cached_layers([other_split])[0]
+    assert len(elmo.feature_cache) == 2
+    assert not np.allclose(first, second)
+    for doc, cached in ((one_split, first), (other_split, second)):
+        sentences = [[t.text for t in sent] for sent in doc.sents]
+        np.testing.assert_allclose(cached, np.concatenate(direct(nlp, sentences), axis=1), rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(elmo._cached_layers([doc])[0], cached)  # served from the cache
+    assert elmo.feature_cache.hits == 2
+
+
 def test_windows_keep_each_token_once_from_its_most_central_window():
     for n, window, stride in [(5, 8, 6), (20, 8, 6), (21, 8, 8), (100, 10, 3), (9, 8, 1)]:
         kept = []
