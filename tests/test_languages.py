@@ -138,3 +138,11 @@ def test_pretrain_fine_tunes_an_efml_model_on_chinese_text(tmp_path):
     assert tuned.characters == original.characters and tuned.vocab  # the same lexicon, a new softmax
     changed = [n for n, p in tuned.state_dict().items() if n in original.state_dict() and not (p == original.state_dict()[n]).all()]
     assert "token_encoder.word_embedding.weight" in changed
+
+
+def test_exporting_an_efml_model_to_bilm_tf_is_refused_before_training(tmp_path):
+    text = write_text(tmp_path / "text.txt", CHINESE_WORDS, "", "。")
+    settings = ["--batch-size", 4, "--unroll-steps", 6, "--max-steps", 2, "--quiet", "--export-original"]
+    result = run("pretrain", tmp_path / "run", text, "--init", EFML, "--lang", "zh", *settings)
+    assert result.exit_code == 1 and "bilm-tf's format cannot hold" in result.output, result.output
+    assert "steps" not in result.output and not (tmp_path / "run" / "checkpoints").exists()

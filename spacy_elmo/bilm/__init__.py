@@ -1,6 +1,6 @@
 """The ELMo biLM in pure PyTorch: no spaCy import here."""
 from .config import BiLMConfig
-from .errors import BundledModelNotFound, ModelFormatError
+from .errors import BundledModelNotFound, ModelDownloadError, ModelFormatError
 from .loading import bundled_models, load_bilm
 from .model import BiLM
 from .native_format import bilm_from_bytes, bilm_to_bytes, save_bilm
@@ -11,6 +11,7 @@ __all__ = [
     "BiLM",
     "BiLMConfig",
     "BundledModelNotFound",
+    "ModelDownloadError",
     "ModelFormatError",
     "ScalarMix",
     "bilm_from_bytes",

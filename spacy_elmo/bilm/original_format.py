@@ -66,13 +66,18 @@ def load_original(weights: PathLike, options: PathLike) -> BiLM:
     return bilm
 
 
-def export_original(bilm: BiLM, folder: PathLike, weights_name: str = "weights.hdf5") -> Tuple[Path, Path]:
-    """Write ``options.json`` + an hdf5 in bilm-tf's layout; returns their paths."""
+def check_exportable(bilm: BiLM) -> None:
+    """Raise a ModelFormatError if bilm-tf's format cannot hold this biLM."""
     if isinstance(bilm.characters, Lexicon):
         raise ModelFormatError(
             "this biLM has a learned character vocabulary and word embeddings (ELMoForManyLangs), "
             "which bilm-tf's format cannot hold; save it as a native folder (save_bilm) instead"
         )
+
+
+def export_original(bilm: BiLM, folder: PathLike, weights_name: str = "weights.hdf5") -> Tuple[Path, Path]:
+    """Write ``options.json`` + an hdf5 in bilm-tf's layout; returns their paths."""
+    check_exportable(bilm)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     options_path = folder / "options.json"

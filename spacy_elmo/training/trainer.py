@@ -17,6 +17,7 @@ import torch
 from tqdm import tqdm
 
 from ..bilm import BiLM, export_original, save_bilm
+from ..bilm.original_format import check_exportable
 from .batcher import RowBatcher, to_tensors
 from ..bilm.model_info import MODEL_INFO_FILE
 from .checkpoint import Checkpoint, checkpoint_path, write_checkpoint
@@ -142,6 +143,8 @@ class Trainer:
 
     def train(self, export: bool) -> PretrainResult:
         """Train until a budget is reached or the data's epochs are done; then save the model."""
+        if export:
+            check_exportable(self.bilm)  # before training, not after it
         settings = self.settings
         start = time.monotonic()
         start_tokens = self.tokens
