@@ -1,4 +1,4 @@
-"""The names AllenNLP ELMo users import, on spacy-elmo's biLM: `Elmo`, `batch_to_ids`,
+"""The names AllenNLP ELMo users import, on spacy-elmo's biLM: `Elmo`, `batch_to_ids`, `ScalarMix`,
 `ElmoEmbedder`. Code written for `allennlp.modules.elmo` / `allennlp.commands.elmo` runs with
 the import changed:
 
@@ -10,7 +10,7 @@ starts from the LSTM state the same row ended with in the previous call. The wei
 also be a bundled model's name or a native model folder (then `options_file` is None).
 """
 from pathlib import Path
-from typing import Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -18,7 +18,6 @@ from torch import nn
 
 from .bilm import BiLM, load_bilm
 from .bilm.characters import CharacterMapper
-from .bilm.scalar_mix import ScalarMix
 
 PathLike = Union[str, Path]
 # AllenNLP's ELMo character ids have 50 characters per token.
@@ -34,6 +33,67 @@ def batch_to_ids(batch: List[List[str]]) -> torch.Tensor:
         if sentence:
             ids[row, : len(sentence)] = torch.from_numpy(mapper.encode(sentence))
     return ids
+
+
+# AllenNLP's layer-norm epsilon in ScalarMix.
+LAYER_NORM_EPS = 1e-13
+
+
+class ScalarMix(nn.Module):
+    """A softmax-normalized weighted sum of layers, scaled by γ.
+
+    n_layers (int): number of layers mixed.
+    weights (Optional[Sequence[float]]): pre-softmax weights; None starts equal (all zero).
+    gamma (float): the scale γ.
+    trainable (bool): whether w and γ are learned.
+    layer_norm (bool): normalize each layer first, with one mean and variance over all
+        unmasked positions and channels of the batch (AllenNLP's ``do_layer_norm``).
+    """
+
+    def __init__(
+        self,
+        n_layers: int,
+        weights: Optional[Sequence[float]] = None,
+        gamma: float = 1.0,
+        trainable: bool = True,
+        layer_norm: bool = False,
+    ) -> None:
+        super().__init__()
+        if weights is None:
+            weights = [0.0] * n_layers
+        if len(weights) != n_layers:
+            raise ValueError(f"ScalarMix: got {len(weights)} weights for {n_layers} layers")
+        self.n_layers = n_layers
+        self.layer_norm = layer_norm
+        self.weights = nn.Parameter(torch.tensor(list(weights), dtype=torch.float32), requires_grad=trainable)
+        self.gamma = nn.Parameter(torch.tensor(float(gamma)), requires_grad=trainable)
+
+    def normalized_weights(self) -> torch.Tensor:
+        """The softmax-normalized layer weights s_j."""
+        return torch.softmax(self.weights, dim=0)
+
+    def forward(self, layers: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """Mix layers of shape (n_layers, ..., D) into (..., D).
+
+        mask (Optional[Tensor]): boolean (...) marking real positions, used by layer norm only.
+        """
+        if layers.shape[0] != self.n_layers:
+            raise ValueError(f"ScalarMix: expected {self.n_layers} layers, got {layers.shape[0]}")
+        if self.layer_norm:
+            layers = torch.stack([self._normalize(layer, mask) for layer in layers])
+        weights = self.normalized_weights().to(layers.dtype)
+        shape = (self.n_layers,) + (1,) * (layers.dim() - 1)
+        return self.gamma.to(layers.dtype) * (weights.view(shape) * layers).sum(dim=0)
+
+    @staticmethod
+    def _normalize(layer: torch.Tensor, mask: Optional[torch.Tensor]) -> torch.Tensor:
+        if mask is None:
+            mask = torch.ones(layer.shape[:-1], dtype=torch.bool, device=layer.device)
+        keep = mask.unsqueeze(-1).to(layer.dtype)
+        count = keep.sum() * layer.shape[-1]
+        mean = (layer * keep).sum() / count
+        variance = (((layer - mean) * keep) ** 2).sum() / count
+        return (layer - mean) / torch.sqrt(variance + LAYER_NORM_EPS)
 
 
 class Elmo(nn.Module):

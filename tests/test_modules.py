@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 import torch
 
-from spacy_elmo.bilm import ScalarMix, save_bilm
+from spacy_elmo.allennlp import ScalarMix
+from spacy_elmo.bilm import save_bilm
 from spacy_elmo.bilm.token_cache import TokenEmbeddingCache
 
 from .conftest import random_bilm

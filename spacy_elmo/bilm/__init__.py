@@ -5,7 +5,6 @@ from .loading import bundled_models, load_bilm
 from .model import BiLM
 from .native_format import bilm_from_bytes, bilm_to_bytes, save_bilm
 from .original_format import export_original, load_original
-from .scalar_mix import ScalarMix
 
 __all__ = [
     "BiLM",
@@ -13,7 +12,6 @@ __all__ = [
     "BundledModelNotFound",
     "ModelDownloadError",
     "ModelFormatError",
-    "ScalarMix",
     "bilm_from_bytes",
     "bilm_to_bytes",
     "bundled_models",
