@@ -130,18 +130,19 @@ def test_a_model_that_cannot_load_fails_once_with_the_loaders_message(allennlp_m
 
 
 def test_a_killed_worker_loses_and_repeats_no_row(allennlp_model_files, tmp_path):
-    lines = [f"line {i} says {' '.join(['word'] * (i % 17 + 1))} ." for i in range(1500)]
+    lines = [f"line {i} says {' '.join(['word'] * (i % 17 + 1))} ." for i in range(400)]
     (tmp_path / "in.txt").write_text("\n".join(lines) + "\n", encoding="utf8")
     weights, options = allennlp_model_files
     run = {}
 
     def embed():
         run["summary"] = embed_files([str(tmp_path / "in.txt")], str(tmp_path / "out"), model=str(weights), options=str(options),
-                                     tokenize="whitespace", batch_size=4, workers=2)  # fmt: skip
+                                     tokenize="whitespace", batch_size=16, workers=2)  # fmt: skip
 
+    before = _map_workers()
     thread = threading.Thread(target=embed)
     thread.start()
-    worker = _first_map_worker(timeout=120)
+    worker = _new_map_worker(before, timeout=120)
     _wait_for(lambda: (tmp_path / "out").is_dir() and any((tmp_path / "out").iterdir()), timeout=120)
     assert thread.is_alive(), "the run ended before a worker could be killed"
     os.kill(worker, signal.SIGKILL)
@@ -150,32 +151,32 @@ def test_a_killed_worker_loses_and_repeats_no_row(allennlp_model_files, tmp_path
     rows = rows_by_line(tmp_path / "out")
     assert sorted(rows) == [("in.txt", i) for i in range(len(lines))]
     embedder = LineEmbedder(ElmoModelSettings(bilm=str(weights), options=str(options)), tokenize="whitespace")
-    for i, (tokens, expected) in zip(range(0, len(lines), 97), embedder(lines[::97])):
+    for i, (tokens, expected) in zip(range(0, len(lines), 37), embedder(lines[::37])):
         assert rows[("in.txt", i)][0] == tokens
         np.testing.assert_allclose(rows[("in.txt", i)][1], expected, rtol=1e-5, atol=1e-5)
 
 
-def _first_map_worker(timeout):
-    """The pid of a Ray Data actor process of this test's own Ray (a descendant of this process)."""
+def _map_workers():
+    """The pids of the live Ray Data actor processes of this test's own Ray (descendants of this process)."""
+    return {
+        int(entry)
+        for entry in os.listdir("/proc")
+        if entry.isdigit() and b"MapWorker" in _read(f"/proc/{entry}/cmdline") and _is_descendant(int(entry))
+    }
+
+
+def _new_map_worker(before, timeout):
     found = []
-
-    def find():
-        for entry in os.listdir("/proc"):
-            if entry.isdigit() and _is_descendant(int(entry)) and b"MapWorker" in _read(f"/proc/{entry}/cmdline"):
-                found.append(int(entry))
-                return True
-        return False
-
-    _wait_for(find, timeout)
+    _wait_for(lambda: found.extend(_map_workers() - before) or found, timeout)
     return found[0]
 
 
 def _is_descendant(pid):
     while pid > 1:
-        stat = _read(f"/proc/{pid}/stat")
-        if not stat:
+        fields = _read(f"/proc/{pid}/stat").rsplit(b")", 1)[-1].split()
+        if len(fields) < 2 or fields[0] == b"Z":
             return False
-        pid = int(stat.rsplit(b")", 1)[1].split()[1])
+        pid = int(fields[1])
         if pid == os.getpid():
             return True
     return False
@@ -210,3 +211,11 @@ def test_pipe_dataset_gives_the_entities_of_nlp_pipe(allennlp_model_files, tmp_p
     assert [[(e["start"], e["end"], e["label"], e["text"]) for e in row["entities"]] for row in rows[:-1]] == expected
     assert rows[0]["tokens"] == [t.text for t in nlp.make_doc(texts[0])] and len(rows[0]["vector"]) == 32
     assert rows[-1]["entities"] == [] and rows[-1]["vector"] is None
+
+
+def test_the_core_package_and_the_cli_do_not_import_ray():
+    import subprocess
+    import sys
+
+    code = "import sys, spacy_elmo, spacy_elmo.cli.main, spacy_elmo.line_embedder; print('ray' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
