@@ -34,7 +34,7 @@ GAINS = (
     ("ELMo − (baseline + vectors)", "elmo", "baseline-vectors"),
     ("(ELMo + vectors) − (baseline + vectors)", "elmo-vectors", "baseline-vectors"),
 )
-MIX_NAMES = {"ner": "NER", "ner-low": "NER (first 1,000)", "ner-low-random": "NER (random 1,000)", "tagger": "POS", "coref": "coreference"}
+MIX_NAMES = {"ner": "NER", "ner-low": "NER (first {n:,})", "ner-low-random": "NER (random {n:,})", "tagger": "POS", "coref": "coreference"}
 COREF_ROWS = {"CoNLL F1": "coref_conll_f", "MUC F1": "coref_muc_f", "B³ F1": "coref_b3_f",
               "CEAFe F1": "coref_ceafe_f", "LEA F1": "coref_f"}  # fmt: skip
 
@@ -200,9 +200,10 @@ def main(
         runs, seeds, notes = table_runs(found)
         over_seeds = seeds_summary(seeds)
         no_spread = "" if len(seeds) > 1 else f"\n({over_seeds}, no spread)"
-        mixes[MIX_NAMES[task]] = mean_mix(runs["elmo"])
+        mix_name = MIX_NAMES[task].format(n=found["baseline"].get("train_docs") or 0)
+        mixes[mix_name] = mean_mix(runs["elmo"])
         if "elmo-vectors" in runs:
-            mixes[MIX_NAMES[task] + " + vectors"] = mean_mix(runs["elmo-vectors"])
+            mixes[mix_name + " + vectors"] = mean_mix(runs["elmo-vectors"])
         if task.startswith("ner"):
             training = training_set(task, found["baseline"].get("train_docs"))
             rows = ner_rows(runs)
