@@ -53,7 +53,7 @@ def test_ray_engine_equals_the_local_engine_row_by_row(allennlp_model_files, tmp
         (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf8")
         local = CliRunner().invoke(app, ["embed", str(tmp_path / name), "-o", str(tmp_path / f"{name}.hdf5"), *model_args(allennlp_model_files)])
         assert local.exit_code == 0, local.output
-    args = ["embed", str(tmp_path / "*.txt"), "-o", str(tmp_path / "out"), "--engine", "ray", "--workers", "2", "--batch-size", "2"]
+    args = ["embed", str(tmp_path / "*.txt"), "-o", str(tmp_path / "out"), "--engine", "ray", "--workers", "2", "--batch-size", "2", "--block-rows", "2"]
     result = CliRunner().invoke(app, args + model_args(allennlp_model_files))
     assert result.exit_code == 0, result.output
     assert "embedded 6 rows" in result.output and str(tmp_path / "out") in result.output
@@ -137,7 +137,7 @@ def test_a_killed_worker_loses_and_repeats_no_row(allennlp_model_files, tmp_path
 
     def embed():
         run["summary"] = embed_files([str(tmp_path / "in.txt")], str(tmp_path / "out"), model=str(weights), options=str(options),
-                                     tokenize="whitespace", batch_size=16, workers=2)  # fmt: skip
+                                     tokenize="whitespace", batch_size=16, block_rows=16, workers=2)  # fmt: skip
 
     before = _map_workers()
     thread = threading.Thread(target=embed)

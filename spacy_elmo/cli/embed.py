@@ -8,7 +8,7 @@ Two engines run the same `LineEmbedder`:
 """
 import time
 from pathlib import Path
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 import typer
@@ -44,6 +44,7 @@ def embed_command(
     cpus_per_worker: float = typer.Option(1, help="ray: CPUs (and torch threads) per worker"),
     gpus_per_worker: float = typer.Option(0, help="ray: GPUs per worker (device cuda)"),
     text_column: str = typer.Option("text", help="ray: the text field of JSONL and column of Parquet inputs"),
+    block_rows: Optional[int] = typer.Option(None, help="ray: rows per block, a worker's unit of work and of the files written (default 256)"),
     layers: str = typer.Option("all", help="ray: all, top, average, or a layer index"),
     storage: str = typer.Option("float32", help="ray: float32 or float16 vectors"),
 ) -> None:
@@ -57,7 +58,9 @@ def embed_command(
             n_lines, n_tokens = embed_file(Path(inputs[0]), Path(output), threads=threads, progress=True, **settings)
             summary = {"rows": n_lines, "tokens": n_tokens, "seconds": time.perf_counter() - start, "problems": []}
         else:
-            summary = embed_with_ray(inputs, output, address, workers, cpus_per_worker, gpus_per_worker, text_column, layers, storage, settings)
+            ray_options = dict(address=address, workers=workers, cpus_per_worker=cpus_per_worker, gpus_per_worker=gpus_per_worker,
+                               text_column=text_column, **({"block_rows": block_rows} if block_rows else {}))  # fmt: skip
+            summary = embed_with_ray(inputs, output, layers, storage, settings, ray_options)
     except (SpacyElmoError, OSError) as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1)
@@ -82,17 +85,14 @@ def check_engine(engine: str, output_format: Optional[str], inputs: Sequence[str
         raise SpacyElmoError("--threads is for the local engine; ray workers use --cpus-per-worker torch threads each")
 
 
-def embed_with_ray(inputs, output, address, workers, cpus_per_worker, gpus_per_worker, text_column, layers, storage, settings) -> dict:  # type: ignore[no-untyped-def]
+def embed_with_ray(inputs: List[str], output: str, layers: str, storage: str, settings: Dict[str, Any], ray_options: Dict[str, Any]) -> Dict[str, Any]:
     """The ray engine, with its import error said plainly."""
     try:
         from ..distributed import embed_files
     except ImportError as err:
         raise SpacyElmoError(f"--engine ray needs Ray Data: pip install 'spacy-elmo[ray]' ({err})") from None
-    model_dtype = settings.pop("dtype")
-    return embed_files(
-        inputs, output, address=address, workers=workers, cpus_per_worker=cpus_per_worker, gpus_per_worker=gpus_per_worker,
-        text_column=text_column, layers=int(layers) if layers.isdigit() else layers, dtype=storage, model_dtype=model_dtype, **settings,
-    )  # fmt: skip
+    options = {**settings, "model_dtype": settings["dtype"], "dtype": storage, "layers": int(layers) if layers.isdigit() else layers}
+    return embed_files(inputs, output, **ray_options, **options)
 
 
 def embed_file(

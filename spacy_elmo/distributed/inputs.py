@@ -19,6 +19,8 @@ from ..errors import SpacyElmoError
 JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 GZIP_MAGIC = b"\x1f\x8b"
+# Rows per block: a worker's unit of work (and of retry), and of the Parquet files written.
+DEFAULT_BLOCK_ROWS = 256
 Row = Dict[str, Any]
 
 
@@ -40,7 +42,7 @@ def expand_paths(patterns: Sequence[str]) -> List[str]:
     return paths
 
 
-def read_inputs(patterns: Sequence[str], text_column: str = "text", rows_per_block: int = 64) -> "ray.data.Dataset":
+def read_inputs(patterns: Sequence[str], text_column: str = "text", rows_per_block: int = DEFAULT_BLOCK_ROWS) -> "ray.data.Dataset":
     """The rows of the input files, read and cut into blocks of at most `rows_per_block` rows
     before the biLM's workers start, so that every worker gets blocks even from one file, and
     reading has the CPUs to itself (the text waits in Ray's object store, spilled when large)."""

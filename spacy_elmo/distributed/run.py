@@ -10,7 +10,7 @@ from ray.exceptions import RayError
 
 from ..errors import SpacyElmoError
 from .embed import embed_dataset
-from .inputs import read_inputs
+from .inputs import DEFAULT_BLOCK_ROWS, read_inputs
 from .output import summarize
 
 # The logger through which Ray Data reports a failed job with its traceback.
@@ -43,10 +43,13 @@ def embed_files(
     cpus_per_worker: float = 1,
     gpus_per_worker: float = 0,
     text_column: str = "text",
+    block_rows: int = DEFAULT_BLOCK_ROWS,
     **embed_options: Any,
 ) -> Dict[str, Any]:
     """Embed every row of `inputs` into Parquet files under `output` (a new folder).
 
+    block_rows (int): rows per block, the unit of work a worker takes (and of retry after a
+        failure) and of the Parquet files written; fewer, larger blocks cost less overhead.
     embed_options: the keywords of `embed_dataset` (model, tokenize, layers, dtype, batch_size...).
     RETURNS (Dict[str, Any]): rows, tokens, seconds and the rows with a problem (source, line, problem).
     """
@@ -54,8 +57,7 @@ def embed_files(
         raise SpacyElmoError(f"the output folder {output} already exists; name a new folder")
     start = time.perf_counter()
     with ray_session(address, workers, cpus_per_worker), clear_errors():
-        batch_size = embed_options.get("batch_size")
-        rows = read_inputs(inputs, text_column, **({"rows_per_block": batch_size} if batch_size else {}))
+        rows = read_inputs(inputs, text_column, block_rows)
         embedded = embed_dataset(
             rows, text_column="text", concurrency=workers, num_cpus=cpus_per_worker, num_gpus=gpus_per_worker, **embed_options
         )

@@ -1,0 +1,211 @@
+"""Rows/s and tokens/s of `embed`'s two engines on the same corpus lines, the time to the first
+row (start-up: Ray, model loading) and the peak memory of each process that holds the biLM.
+
+Each configuration runs in a fresh process: the local engine (one process, AllenNLP hdf5) with
+1 and 2 torch threads, and `--engine ray` (a local Ray started for the run, Parquet) with 1 and
+2 workers of 1 CPU each. "First row" is the first line embedded (local) or the first Parquet
+file written (ray); "steady" counts the rows after it over the time after it.
+
+    python benchmarks/distributed_embed.py --corpus ../shared/data/corpus/heldout.txt.gz --lines 2000
+    python benchmarks/distributed_embed.py --record   # append to results/distributed_embed.jsonl
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Dict, List
+
+import typer
+from bilm_speed import DEFAULT_CORPUS, memory_bytes, read_lines
+
+RESULTS = Path(__file__).resolve().parent / "results" / "distributed_embed.jsonl"
+CONFIGURATIONS = [("local", 1), ("local", 2), ("ray", 1), ("ray", 2)]
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command()
+def main(
+    corpus: Path = typer.Option(DEFAULT_CORPUS, help="text, a sentence a line (.txt or .gz); default: the 200-line sample in data/smoke"),
+    lines: int = typer.Option(2000, help="how many corpus lines to embed"),
+    model: str = typer.Option("en_base", help="the biLM (bundled name, folder, ...)"),
+    record: bool = typer.Option(False, help=f"append the figures to {RESULTS.name}"),
+    child: str = typer.Option("", hidden=True),
+    count: int = typer.Option(1, hidden=True),
+    text: Path = typer.Option(Path("."), hidden=True),
+) -> None:
+    if child:
+        result = run_local(text, model, count) if child == "local" else run_ray(text, model, count)
+        print(json.dumps(result))
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "lines.txt"
+        texts = read_lines(corpus, lines)
+        path.write_text("\n".join(texts) + "\n", encoding="utf8")
+        results = []
+        for engine, count in CONFIGURATIONS:
+            args = [sys.executable, __file__, "--child", engine, "--count", str(count), "--text", str(path), "--model", model]
+            done = subprocess.run(args, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": str(count)})
+            if done.returncode != 0:
+                raise SystemExit(f"{engine} x{count} failed:\n{done.stderr[-3000:]}")
+            result = {"engine": engine, "threads" if engine == "local" else "workers": count, **json.loads(done.stdout.strip().splitlines()[-1])}
+            print(json.dumps(result), flush=True)
+            results.append(result)
+    summary = compare(results)
+    print(json.dumps(summary))
+    if record:
+        note = {"note": f"{time.strftime('%Y-%m-%d')}, {cpu_name()}, {os.cpu_count()} cores shared with other jobs (noisy); "
+                        f"{len(texts)} lines of {corpus.name}, model {model}"}  # fmt: skip
+        with RESULTS.open("a", encoding="utf8") as out:
+            for line in [note, *results, summary]:
+                out.write(json.dumps(line) + "\n")
+
+
+def run_local(text: Path, model: str, threads: int) -> Dict[str, float]:
+    """The local engine's code path (`cli/embed.py`), timed."""
+    import torch
+
+    from spacy_elmo.cli.embed import embedded_lines, read_lines as read_text
+    from spacy_elmo.embedding_file import write_embedding_file
+    from spacy_elmo.layers.elmo_model import ElmoModelSettings
+    from spacy_elmo.line_embedder import LineEmbedder
+
+    torch.set_num_threads(threads)
+    start = time.perf_counter()
+    texts = read_text(text)
+    settings = ElmoModelSettings(bilm=model)
+    embedder = LineEmbedder(settings)
+    times: List[float] = []
+    tokens = [0]
+
+    def timed():
+        for line, layers in embedded_lines(embedder, texts, settings.batch_size):
+            times.append(time.perf_counter())
+            tokens[0] += layers.shape[1]
+            yield line, layers
+
+    with tempfile.TemporaryDirectory() as folder:
+        write_embedding_file(Path(folder) / "out.hdf5", timed())
+    end = time.perf_counter()
+    first_block = min(settings.batch_size, len(texts))
+    return figures(len(texts), tokens[0], start, times[first_block - 1], first_block, end, memory_bytes("VmHWM"), [])
+
+
+def run_ray(text: Path, model: str, workers: int) -> Dict[str, float]:
+    """`embed --engine ray` (`embed_files`), timed from before Ray starts."""
+    from spacy_elmo.distributed import embed_files
+
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "out"
+        first: Dict[str, float] = {}
+        peaks: Dict[int, int] = {}
+        done = threading.Event()
+
+        def watch():
+            while not done.is_set():
+                if not first and out.is_dir() and any(out.glob("*.parquet")):
+                    first["time"] = time.perf_counter()
+                    first["rows"] = sum(rows_in(f) for f in out.glob("*.parquet"))
+                for pid in map_workers():
+                    peaks[pid] = max(peaks.get(pid, 0), peak_memory(pid))
+                time.sleep(0.05)
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        try:
+            summary = embed_files([str(text)], str(out), model=model, workers=workers, cpus_per_worker=1)
+        finally:
+            done.set()
+            watcher.join()
+        end = time.perf_counter()
+    first = first or {"time": end, "rows": 0}  # every file appeared between two looks
+    return figures(summary["rows"], summary["tokens"], start, first["time"], int(first["rows"]), end, memory_bytes("VmHWM"), sorted(peaks.values()))
+
+
+def figures(rows: int, tokens: int, start: float, first: float, first_rows: int, end: float, driver_peak: int, worker_peaks: List[int]) -> Dict[str, float]:
+    steady = (end - first) or float("nan")
+    return {
+        "rows": rows,
+        "tokens": tokens,
+        "seconds": round(end - start, 2),
+        "rows_per_second": round(rows / (end - start), 2),
+        "tokens_per_second": round(tokens / (end - start), 1),
+        "first_row_seconds": round(first - start, 2),
+        "steady_rows_per_second": round((rows - first_rows) / steady, 2),
+        "steady_tokens_per_second": round(tokens * (rows - first_rows) / rows / steady, 1),
+        "driver_peak_mib": round(driver_peak / 2**20),
+        "worker_peak_mib": [round(peak / 2**20) for peak in worker_peaks],
+    }
+
+
+def compare(results: List[Dict]) -> Dict[str, object]:
+    """The two targets: ray x1 within 15% of local x1 at steady state; ray x2 >= 1.7x ray x1."""
+    by = {(r["engine"], r.get("threads", r.get("workers"))): r["steady_rows_per_second"] for r in results}
+    ray_vs_local = by[("ray", 1)] / by[("local", 1)]
+    scaling = by[("ray", 2)] / by[("ray", 1)]
+    return {
+        "ray1_over_local1_steady": round(ray_vs_local, 3),
+        "ray1_within_15_percent": ray_vs_local >= 0.85,
+        "ray2_over_ray1_steady": round(scaling, 3),
+        "ray2_at_least_1_7x": scaling >= 1.7,
+    }
+
+
+def map_workers() -> List[int]:
+    """The Ray Data actor processes (Ray names them MapWorker) under this process."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and b"MapWorker" in _read(f"/proc/{entry}/cmdline") and _under_us(int(entry)):
+            pids.append(int(entry))
+    return pids
+
+
+def peak_memory(pid: int) -> int:
+    for line in _read(f"/proc/{pid}/status").decode(errors="replace").splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def rows_in(path: Path) -> int:
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(path).metadata.num_rows
+    except Exception:  # noqa: BLE001  (a file still being written)
+        return 0
+
+
+def cpu_name() -> str:
+    for line in _read("/proc/cpuinfo").decode(errors="replace").splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return "unknown CPU"
+
+
+def _under_us(pid: int) -> bool:
+    while pid > 1:
+        fields = _read(f"/proc/{pid}/stat").rsplit(b")", 1)[-1].split()
+        if len(fields) < 2 or fields[0] == b"Z":
+            return False
+        pid = int(fields[1])
+        if pid == os.getpid():
+            return True
+    return False
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return b""
+
+
+if __name__ == "__main__":
+    app()
