@@ -67,14 +67,13 @@ def main(
 
 def run_local(text: Path, model: str, threads: int) -> Dict[str, float]:
     """The local engine's code path (`cli/embed.py`), timed."""
-    import torch
-
     from spacy_elmo.cli.embed import embedded_lines, read_lines as read_text
     from spacy_elmo.embedding_file import write_embedding_file
     from spacy_elmo.layers.elmo_model import ElmoModelSettings
     from spacy_elmo.line_embedder import LineEmbedder
+    from spacy_elmo.runtime import set_threads
 
-    torch.set_num_threads(threads)
+    set_threads(threads)
     start = time.perf_counter()
     texts = read_text(text)
     settings = ElmoModelSettings(bilm=model)

@@ -16,6 +16,7 @@ import typer
 from ..errors import SpacyElmoError
 from ..layers.elmo_model import ElmoModelSettings
 from ..line_embedder import LineEmbedder
+from ..runtime import set_threads
 from .app import app
 
 DEFAULTS = ElmoModelSettings()
@@ -36,7 +37,7 @@ def embed_command(
     max_tokens: int = typer.Option(DEFAULTS.max_tokens, help="Most padded token slots per forward pass"),
     device: str = typer.Option(DEFAULTS.device, help="auto, cpu, cuda or cuda:N"),
     dtype: str = typer.Option(DEFAULTS.dtype, help="float32 or bfloat16 computation"),
-    threads: Optional[int] = typer.Option(None, help="torch threads (local engine; default: torch's); ray workers use --cpus-per-worker"),
+    threads: Optional[int] = typer.Option(None, help="torch threads (local engine; default: torch's, at most the CPUs this process may use); ray workers use --cpus-per-worker"),
     engine: str = typer.Option("local", help="local (one process, hdf5) or ray (Ray Data, Parquet)"),
     output_format: Optional[str] = typer.Option(None, "--format", help="hdf5 (local engine) or parquet (ray engine)"),
     address: Optional[str] = typer.Option(None, help="ray: the cluster, 'auto' or ray://HOST:PORT (default: a local Ray for this run)"),
@@ -123,10 +124,7 @@ def embed_file(
     if not lines:
         raise SpacyElmoError(f"{input_path} is empty: nothing to embed")
     check_lines(lines, input_path)
-    if threads is not None:
-        import torch
-
-        torch.set_num_threads(threads)
+    set_threads(threads)
     settings = ElmoModelSettings(bilm=model, options=options, batch_size=batch_size, max_tokens=max_tokens, device=device, dtype=dtype)
     embedder = LineEmbedder(settings, tokenize, lang, sentences)
     tokens = [0]

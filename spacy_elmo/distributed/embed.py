@@ -3,6 +3,7 @@ from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Union
 
 import numpy as np
+import pyarrow as pa
 import ray
 
 from ..errors import SpacyElmoError
@@ -10,7 +11,8 @@ from ..layers.elmo_model import ElmoModelSettings
 from ..mixing import mix_layers
 from ..pipeline.layer_selection import LayerSpec, check_layer_spec, layer_coefficients
 from .output import STORAGE_DTYPES, vector_columns
-from .resources import actor_options, set_torch_threads, threads_for
+from ..runtime import set_threads
+from .resources import actor_options, threads_for
 
 DEFAULTS = ElmoModelSettings()
 ALL_LAYERS = "all"
@@ -43,7 +45,7 @@ class EmbedRows:
     def __init__(self, settings: EmbedSettings, threads: int) -> None:
         from ..line_embedder import LineEmbedder
 
-        set_torch_threads(threads)
+        set_threads(threads)
         self.settings = settings
         self.embedder = LineEmbedder(settings.model, settings.tokenize, settings.lang, settings.sentences)
         n_layers = self.embedder.n_layers
@@ -52,7 +54,7 @@ class EmbedRows:
         )
         self.empty = np.zeros((n_layers if self.coefficients is None else 1, 0, self.embedder.width), dtype=np.float32)
 
-    def __call__(self, batch: Any) -> Any:
+    def __call__(self, batch: pa.Table) -> pa.Table:
         """A pyarrow table of rows with their tokens and layers added (see `output.py`)."""
         texts = batch[self.settings.text_column].to_pylist()
         given = batch["problem"].to_pylist() if "problem" in batch.column_names else [None] * len(texts)
@@ -61,11 +63,10 @@ class EmbedRows:
         rows: List[Any] = [([], self.empty)] * len(texts)
         for i, (tokens, layers) in zip(good, self.embedder([texts[i] for i in good])):
             rows[i] = (tokens, layers if self.coefficients is None else mix_layers(self.coefficients, layers)[None])
-        import pyarrow as pa
-
         added = {"problem": pa.array(problems, type=pa.string()), **vector_columns(rows, self.settings.dtype)}
         kept = {name: batch[name] for name in batch.column_names if name not in added}
         return pa.table({**kept, **added})
+
 
 def embed_dataset(
     ds: "ray.data.Dataset",

@@ -61,12 +61,13 @@ def read_embeddings(path: Union[str, Path], filesystem: Optional[Any] = None) ->
 
 def summarize(path: Union[str, Path], filesystem: Optional[Any] = None) -> Dict[str, Any]:
     """Rows, tokens and the rows with a problem (source, line, problem) of an output folder."""
+    import pyarrow.compute as pc
     import pyarrow.dataset as pads
 
     table = pads.dataset(str(path), format="parquet", filesystem=filesystem).to_table(columns=["source", "line", "problem", "tokens"])
     problems = table.filter(table["problem"].is_valid())
     return {
         "rows": table.num_rows,
-        "tokens": sum(len(tokens) for tokens in table["tokens"].to_pylist()),
+        "tokens": pc.sum(pc.list_value_length(table["tokens"])).as_py() or 0,
         "problems": sorted(zip(*(problems[name].to_pylist() for name in ("source", "line", "problem")))),
     }

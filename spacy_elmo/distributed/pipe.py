@@ -5,7 +5,8 @@ import pyarrow as pa
 import ray
 
 from ..errors import SpacyElmoError
-from .resources import actor_options, set_torch_threads, threads_for
+from ..runtime import set_threads
+from .resources import actor_options, threads_for
 
 # Optional per-row annotations beyond the entities, each a list over the doc's tokens or sentences.
 ANNOTATIONS = ("tokens", "tags", "pos", "lemmas", "sentences")
@@ -22,7 +23,7 @@ class PipeRows:
     def __init__(self, pipeline: str, text_column: str, annotations: Sequence[str], vector: bool, threads: int) -> None:
         import spacy
 
-        set_torch_threads(threads)
+        set_threads(threads)
         self.nlp = spacy.load(pipeline)
         self.text_column = text_column
         self.annotations = tuple(annotations)

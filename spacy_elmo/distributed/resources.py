@@ -27,10 +27,3 @@ def actor_options(concurrency: int, num_cpus: float, num_gpus: float) -> Dict[st
 def threads_for(num_cpus: float) -> int:
     """Torch threads for an actor holding `num_cpus` CPUs: one per whole CPU, at least one."""
     return max(1, int(num_cpus))
-
-
-def set_torch_threads(threads: int) -> None:
-    """Use `threads` threads for torch's work in this process, so actors do not oversubscribe."""
-    import torch
-
-    torch.set_num_threads(threads)

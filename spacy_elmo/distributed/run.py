@@ -1,5 +1,6 @@
 """`embed --engine ray`: input files through `embed_dataset` into a Parquet folder."""
 import logging
+import math
 import os
 import time
 from contextlib import contextmanager
@@ -25,7 +26,7 @@ def ray_session(address: Optional[str], workers: int, cpus_per_worker: float) ->
         yield
         return
     if address is None:
-        ray.init(num_cpus=max(os.cpu_count() or 1, int(workers * cpus_per_worker + 0.999)), include_dashboard=False)
+        ray.init(num_cpus=max(os.cpu_count() or 1, math.ceil(workers * cpus_per_worker)), include_dashboard=False)
     else:
         ray.init(address=address)
     try:
