@@ -129,6 +129,15 @@ def test_a_model_that_cannot_load_fails_once_with_the_loaders_message(allennlp_m
     assert len(errors) == 1 and errors[0].endswith("nope.hdf5: no such file or folder"), result.output
 
 
+@pytest.mark.parametrize("name,message", [("missing.txt", "input file not found"), ("table.parquet", "no column 'text'")])
+def test_bad_inputs_fail_with_one_message_naming_the_file(allennlp_model_files, tmp_path, name, message):
+    pq.write_table(pa.table({"body": ["a b"]}), tmp_path / "table.parquet")
+    args = ["embed", str(tmp_path / name), "-o", str(tmp_path / "out"), "--engine", "ray", *model_args(allennlp_model_files)]
+    result = CliRunner().invoke(app, args)
+    errors = [line for line in result.output.splitlines() if line.startswith("error: ")]
+    assert result.exit_code == 1 and len(errors) == 1 and name in errors[0] and message in errors[0], result.output
+
+
 def test_a_killed_worker_loses_and_repeats_no_row(allennlp_model_files, tmp_path):
     lines = [f"line {i} says {' '.join(['word'] * (i % 17 + 1))} ." for i in range(400)]
     (tmp_path / "in.txt").write_text("\n".join(lines) + "\n", encoding="utf8")

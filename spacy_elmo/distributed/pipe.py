@@ -24,7 +24,10 @@ class PipeRows:
         import spacy
 
         set_threads(threads)
-        self.nlp = spacy.load(pipeline)
+        try:
+            self.nlp = spacy.load(pipeline)
+        except OSError as err:
+            raise SpacyElmoError(f"cannot load the spaCy pipeline {pipeline!r} on this worker: {err}") from None
         self.text_column = text_column
         self.annotations = tuple(annotations)
         self.vector = vector

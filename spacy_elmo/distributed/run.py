@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 import ray
+import ray.data
 from ray.exceptions import RayError
 
 from ..errors import SpacyElmoError
@@ -14,8 +15,6 @@ from .embed import embed_dataset
 from .inputs import DEFAULT_BLOCK_ROWS, read_inputs
 from .output import summarize
 
-# The logger through which Ray Data reports a failed job with its traceback.
-RAY_DATA_ERRORS = "ray.data.exceptions"
 
 
 @contextmanager
@@ -26,7 +25,7 @@ def ray_session(address: Optional[str], workers: int, cpus_per_worker: float) ->
         yield
         return
     if address is None:
-        ray.init(num_cpus=max(os.cpu_count() or 1, math.ceil(workers * cpus_per_worker)), include_dashboard=False)
+        ray.init(num_cpus=max(os.cpu_count() or 1, math.ceil(workers * cpus_per_worker)), include_dashboard=False, log_to_driver=False)
     else:
         ray.init(address=address)
     try:
@@ -70,33 +69,48 @@ def embed_files(
 @contextmanager
 def clear_errors() -> Iterator[None]:
     """Raise the package's own error, not the Ray exceptions wrapped around it, when a worker
-    fails on the model or the input: the loader's message, once. Ray Data's log of the failure
-    (its traceback) is held back, and let through when the error is not ours."""
-    logger = logging.getLogger(RAY_DATA_ERRORS)
+    fails on the model or the input: the loader's (or reader's) message, once. Ray Data's error
+    reports of the failure (its tracebacks) are held back, and let through when the error is
+    not ours."""
+    loggers = [logging.getLogger(name) for name in list(logging.root.manager.loggerDict) if name.split(".")[:2] == ["ray", "data"]]
     held = _HoldBack()
-    logger.addFilter(held)
+    for logger in loggers:
+        logger.addFilter(held)
+    context = ray.data.DataContext.get_current()
+    original = context.raise_original_map_exception
+    context.raise_original_map_exception = True  # keep the worker's exception, not only its text
     try:
         yield
     except Exception as err:  # noqa: BLE001  (looking inside Ray's wrappers)
         cause = own_error(err)
         if cause is not None:
             raise cause from None
-        logger.removeFilter(held)
-        for record in held.records:
-            logger.handle(record)
+        held.release()
         raise
     finally:
-        logger.removeFilter(held)
+        for logger in loggers:
+            logger.removeFilter(held)
+        context.raise_original_map_exception = original
 
 
 class _HoldBack(logging.Filter):
+    """Keeps error records from the loggers it filters until `release`, which lets them through."""
+
     def __init__(self) -> None:
         super().__init__()
         self.records: List[logging.LogRecord] = []
+        self.releasing = False
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.ERROR or self.releasing:
+            return True
         self.records.append(record)
         return False
+
+    def release(self) -> None:
+        self.releasing = True
+        for record in self.records:
+            logging.getLogger(record.name).handle(record)
 
 
 def own_error(err: BaseException) -> Optional[SpacyElmoError]:
@@ -109,7 +123,7 @@ def own_error(err: BaseException) -> Optional[SpacyElmoError]:
             continue
         seen.add(id(current))
         if isinstance(current, SpacyElmoError) and not isinstance(current, RayError):
-            return current
+            return type(current)(str(current).splitlines()[0])  # without the retry advice Ray Data appends
         linked = (getattr(current, "cause", None), current.__cause__, current.__context__, *current.args)
         stack.extend(item for item in linked if isinstance(item, BaseException))
     return None
