@@ -16,11 +16,11 @@ from .inputs import DEFAULT_BLOCK_ROWS, read_inputs
 from .output import summarize
 
 
-
 @contextmanager
 def ray_session(address: Optional[str], workers: int, cpus_per_worker: float) -> Iterator[None]:
     """Ray for one run: the cluster at `address`, or a local Ray started for the run (with at
-    least the CPUs the workers ask for) and shut down after it. An already running Ray is used as is."""
+    least the CPUs the workers ask for, the workers' output kept in its log folder) and shut
+    down after it. An already running Ray is used as is."""
     if ray.is_initialized():
         yield
         return
@@ -61,6 +61,7 @@ def embed_files(
         embedded = embed_dataset(
             rows, text_column="text", concurrency=workers, num_cpus=cpus_per_worker, num_gpus=gpus_per_worker, **embed_options
         )
+        # Writing asks for no CPU: the workers may hold them all.
         embedded.write_parquet(output, mode="create", ray_remote_args={"num_cpus": 0})
     seconds = time.perf_counter() - start
     return {**summarize(output), "seconds": seconds, "output": output}
