@@ -100,3 +100,20 @@ def test_embed_refuses_what_the_engine_cannot_do(allennlp_model_files, tmp_path,
     (tmp_path / "input.txt").write_text("a b\n")
     result = embed(tmp_path / "input.txt", tmp_path / "o.hdf5", allennlp_model_files, *extra)
     assert result.exit_code == 1 and message in result.output
+
+
+def test_the_writer_keeps_allennlps_options(tmp_path):
+    from spacy_elmo.embedding_file import write_embedding_file
+    from spacy_elmo.errors import SpacyElmoError
+
+    layers = np.arange(3 * 2 * 4, dtype=np.float32).reshape(3, 2, 4)
+    assert write_embedding_file(tmp_path / "top.hdf5", [("a b", layers)], output_format="top", forget_sentences=True) == 1
+    with h5py.File(tmp_path / "top.hdf5", "r") as handle:
+        assert sorted(handle) == ["0"]
+        np.testing.assert_array_equal(handle["0"][()], layers[-1])
+    write_embedding_file(tmp_path / "keys.hdf5", [("a b", layers)], output_format="average", use_sentence_keys=True)
+    with h5py.File(tmp_path / "keys.hdf5", "r") as handle:
+        assert sorted(handle) == ["a b"]
+        np.testing.assert_allclose(handle["a b"][()], layers.mean(axis=0))
+    with pytest.raises(SpacyElmoError, match="twice"):
+        write_embedding_file(tmp_path / "twice.hdf5", [("a b", layers), ("a b", layers)], use_sentence_keys=True)
