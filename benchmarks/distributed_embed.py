@@ -8,6 +8,7 @@ file written (ray); "steady" counts the rows after it over the time after it.
 
     python benchmarks/distributed_embed.py --corpus ../shared/data/corpus/heldout.txt.gz --lines 2000
     python benchmarks/distributed_embed.py --record   # append to results/distributed_embed.jsonl
+    python benchmarks/distributed_embed.py --gpu      # the GPU path: local on cuda vs ray, 1 worker x 1 GPU, bfloat16
 """
 import json
 import os
@@ -24,6 +25,8 @@ from bilm_speed import DEFAULT_CORPUS, memory_bytes, read_lines
 
 RESULTS = Path(__file__).resolve().parent / "results" / "distributed_embed.jsonl"
 CONFIGURATIONS = [("local", 1), ("local", 2), ("ray", 1), ("ray", 2)]
+GPU_CONFIGURATIONS = [("local", 1), ("ray", 1)]
+GPU_SETTINGS = {"device": "cuda", "dtype": "bfloat16"}
 
 app = typer.Typer(add_completion=False)
 
@@ -34,12 +37,13 @@ def main(
     lines: int = typer.Option(2000, help="how many corpus lines to embed"),
     model: str = typer.Option("en_base", help="the biLM (bundled name, folder, ...)"),
     record: bool = typer.Option(False, help=f"append the figures to {RESULTS.name}"),
+    gpu: bool = typer.Option(False, help="the GPU path instead: device cuda, bfloat16, one GPU per ray worker"),
     child: str = typer.Option("", hidden=True),
     count: int = typer.Option(1, hidden=True),
     text: Path = typer.Option(Path("."), hidden=True),
 ) -> None:
     if child:
-        result = run_local(text, model, count) if child == "local" else run_ray(text, model, count)
+        result = run_local(text, model, count, gpu) if child == "local" else run_ray(text, model, count, gpu)
         print(json.dumps(result))
         return
     with tempfile.TemporaryDirectory() as folder:
@@ -47,15 +51,16 @@ def main(
         texts = read_lines(corpus, lines)
         path.write_text("\n".join(texts) + "\n", encoding="utf8")
         results = []
-        for engine, count in CONFIGURATIONS:
+        for engine, count in GPU_CONFIGURATIONS if gpu else CONFIGURATIONS:
             args = [sys.executable, __file__, "--child", engine, "--count", str(count), "--text", str(path), "--model", model]
+            args += ["--gpu"] if gpu else []
             done = subprocess.run(args, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": str(count)})
             if done.returncode != 0:
                 raise SystemExit(f"{engine} x{count} failed:\n{done.stderr[-3000:]}")
-            result = {"engine": engine, "threads" if engine == "local" else "workers": count, **json.loads(done.stdout.strip().splitlines()[-1])}
+            result = {"engine": engine, "threads" if engine == "local" else "workers": count, "gpu": gpu, **json.loads(done.stdout.strip().splitlines()[-1])}
             print(json.dumps(result), flush=True)
             results.append(result)
-    summary = compare(results)
+    summary = {"gpu": True} if gpu else compare(results)
     print(json.dumps(summary))
     if record:
         note = {"note": f"{time.strftime('%Y-%m-%d')}, {cpu_name()}, {os.cpu_count()} cores shared with other jobs (noisy); "
@@ -65,7 +70,7 @@ def main(
                 out.write(json.dumps(line) + "\n")
 
 
-def run_local(text: Path, model: str, threads: int) -> Dict[str, float]:
+def run_local(text: Path, model: str, threads: int, gpu: bool) -> Dict[str, float]:
     """The local engine's code path (`cli/embed.py`), timed."""
     from spacy_elmo.cli.embed import embedded_lines, read_lines as read_text
     from spacy_elmo.embedding_file import write_embedding_file
@@ -76,7 +81,7 @@ def run_local(text: Path, model: str, threads: int) -> Dict[str, float]:
     set_threads(threads)
     start = time.perf_counter()
     texts = read_text(text)
-    settings = ElmoModelSettings(bilm=model)
+    settings = ElmoModelSettings(bilm=model, **(GPU_SETTINGS if gpu else {}))
     embedder = LineEmbedder(settings)
     times: List[float] = []
     tokens = [0]
@@ -94,7 +99,7 @@ def run_local(text: Path, model: str, threads: int) -> Dict[str, float]:
     return figures(len(texts), tokens[0], start, times[first_block - 1], first_block, end, memory_bytes("VmHWM"), [])
 
 
-def run_ray(text: Path, model: str, workers: int) -> Dict[str, float]:
+def run_ray(text: Path, model: str, workers: int, gpu: bool) -> Dict[str, float]:
     """`embed --engine ray` (`embed_files`), timed from before Ray starts."""
     from spacy_elmo.distributed import embed_files
 
@@ -117,7 +122,8 @@ def run_ray(text: Path, model: str, workers: int) -> Dict[str, float]:
         watcher = threading.Thread(target=watch)
         watcher.start()
         try:
-            summary = embed_files([str(text)], str(out), model=model, workers=workers, cpus_per_worker=1)
+            options = {"gpus_per_worker": 1, "model_dtype": GPU_SETTINGS["dtype"]} if gpu else {}
+            summary = embed_files([str(text)], str(out), model=model, workers=workers, cpus_per_worker=1, **options)
         finally:
             done.set()
             watcher.join()
