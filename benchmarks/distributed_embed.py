@@ -112,9 +112,9 @@ def run_ray(text: Path, model: str, workers: int, gpu: bool) -> Dict[str, float]
 
         def watch():
             while not done.is_set():
-                if not first and out.is_dir() and any(out.glob("*.parquet")):
-                    first["time"] = time.perf_counter()
-                    first["rows"] = sum(rows_in(f) for f in out.glob("*.parquet"))
+                written = sum(rows_in(f) for f in out.glob("*.parquet")) if not first and out.is_dir() else 0
+                if written:  # a file whose footer is written: its rows are out
+                    first.update(time=time.perf_counter(), rows=written)
                 for pid in map_workers():
                     peaks[pid] = max(peaks.get(pid, 0), peak_memory(pid))
                 time.sleep(0.05)
@@ -133,7 +133,7 @@ def run_ray(text: Path, model: str, workers: int, gpu: bool) -> Dict[str, float]
 
 
 def figures(rows: int, tokens: int, start: float, first: float, first_rows: int, end: float, driver_peak: int, worker_peaks: List[int]) -> Dict[str, float]:
-    steady = (end - first) or float("nan")
+    steady = end - first if rows > first_rows else None  # None: every row came in the first block
     return {
         "rows": rows,
         "tokens": tokens,
@@ -141,8 +141,8 @@ def figures(rows: int, tokens: int, start: float, first: float, first_rows: int,
         "rows_per_second": round(rows / (end - start), 2),
         "tokens_per_second": round(tokens / (end - start), 1),
         "first_row_seconds": round(first - start, 2),
-        "steady_rows_per_second": round((rows - first_rows) / steady, 2),
-        "steady_tokens_per_second": round(tokens * (rows - first_rows) / rows / steady, 1),
+        "steady_rows_per_second": round((rows - first_rows) / steady, 2) if steady else None,
+        "steady_tokens_per_second": round(tokens * (rows - first_rows) / rows / steady, 1) if steady else None,
         "driver_peak_mib": round(driver_peak / 2**20),
         "worker_peak_mib": [round(peak / 2**20) for peak in worker_peaks],
     }
@@ -151,6 +151,8 @@ def figures(rows: int, tokens: int, start: float, first: float, first_rows: int,
 def compare(results: List[Dict]) -> Dict[str, object]:
     """The two targets: ray x1 within 15% of local x1 at steady state; ray x2 >= 1.7x ray x1."""
     by = {(r["engine"], r.get("threads", r.get("workers"))): r["steady_rows_per_second"] for r in results}
+    if not all(by.values()):
+        return {"note": "too few lines for a steady state (every row in the first block): use more --lines"}
     ray_vs_local = by[("ray", 1)] / by[("local", 1)]
     scaling = by[("ray", 2)] / by[("ray", 1)]
     return {
