@@ -4,7 +4,8 @@ row (start-up: Ray, model loading) and the peak memory of each process that hold
 Each configuration runs in a fresh process: the local engine (one process, AllenNLP hdf5) with
 1 and 2 torch threads, and `--engine ray` (a local Ray started for the run, Parquet) with 1 and
 2 workers of 1 CPU each. "First row" is the first line embedded (local) or the first Parquet
-file written (ray); "steady" counts the rows after it over the time after it.
+file written (ray); "steady" counts the rows after it over the time until the last row is out
+(the output file closed; for ray, the last Parquet file complete, before Ray shuts down).
 
     python benchmarks/distributed_embed.py --corpus ../shared/data/corpus/heldout.txt.gz --lines 2000
     python benchmarks/distributed_embed.py --record   # append to results/distributed_embed.jsonl
@@ -18,7 +19,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 import typer
 from bilm_speed import DEFAULT_CORPUS, memory_bytes, read_lines
@@ -96,7 +97,7 @@ def run_local(text: Path, model: str, threads: int, gpu: bool) -> Dict[str, floa
         write_embedding_file(Path(folder) / "out.hdf5", timed())
     end = time.perf_counter()
     first_block = min(settings.batch_size, len(texts))
-    return figures(len(texts), tokens[0], start, times[first_block - 1], first_block, end, memory_bytes("VmHWM"), [])
+    return figures(len(texts), tokens[0], (start, times[first_block - 1], end, end), first_block, memory_bytes("VmHWM"), [])
 
 
 def run_ray(text: Path, model: str, workers: int, gpu: bool) -> Dict[str, float]:
@@ -107,14 +108,18 @@ def run_ray(text: Path, model: str, workers: int, gpu: bool) -> Dict[str, float]
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "out"
         first: Dict[str, float] = {}
+        last: Dict[str, float] = {}
         peaks: Dict[int, int] = {}
         done = threading.Event()
 
         def watch():
             while not done.is_set():
-                written = sum(rows_in(f) for f in out.glob("*.parquet")) if not first and out.is_dir() else 0
-                if written:  # a file whose footer is written: its rows are out
+                # Rows are out once their file's footer is written.
+                written = sum(rows_in(f) for f in out.glob("*.parquet")) if out.is_dir() else 0
+                if written and not first:
                     first.update(time=time.perf_counter(), rows=written)
+                if written > last.get("rows", 0):
+                    last.update(time=time.perf_counter(), rows=written)
                 for pid in map_workers():
                     peaks[pid] = max(peaks.get(pid, 0), peak_memory(pid))
                 time.sleep(0.05)
@@ -129,11 +134,16 @@ def run_ray(text: Path, model: str, workers: int, gpu: bool) -> Dict[str, float]
             watcher.join()
         end = time.perf_counter()
     first = first or {"time": end, "rows": 0}  # every file appeared between two looks
-    return figures(summary["rows"], summary["tokens"], start, first["time"], int(first["rows"]), end, memory_bytes("VmHWM"), sorted(peaks.values()))
+    last_time = last["time"] if last.get("rows") == summary["rows"] else end
+    times = (start, first["time"], last_time, end)
+    return figures(summary["rows"], summary["tokens"], times, int(first["rows"]), memory_bytes("VmHWM"), sorted(peaks.values()))
 
 
-def figures(rows: int, tokens: int, start: float, first: float, first_rows: int, end: float, driver_peak: int, worker_peaks: List[int]) -> Dict[str, float]:
-    steady = end - first if rows > first_rows else None  # None: every row came in the first block
+def figures(rows: int, tokens: int, times: Tuple[float, float, float, float], first_rows: int, driver_peak: int, worker_peaks: List[int]) -> Dict[str, float]:
+    """The figures of a run; times: its start, its first rows out, its last rows out, its end
+    (for ray: after Ray's shutdown). Steady: the rows after the first ones, over the time between."""
+    start, first, last, end = times
+    steady = last - first if rows > first_rows else None  # None: every row came in the first block
     return {
         "rows": rows,
         "tokens": tokens,
@@ -141,6 +151,7 @@ def figures(rows: int, tokens: int, start: float, first: float, first_rows: int,
         "rows_per_second": round(rows / (end - start), 2),
         "tokens_per_second": round(tokens / (end - start), 1),
         "first_row_seconds": round(first - start, 2),
+        "last_row_seconds": round(last - start, 2),
         "steady_rows_per_second": round((rows - first_rows) / steady, 2) if steady else None,
         "steady_tokens_per_second": round(tokens * (rows - first_rows) / rows / steady, 1) if steady else None,
         "driver_peak_mib": round(driver_peak / 2**20),
