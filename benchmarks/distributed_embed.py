@@ -97,7 +97,8 @@ def run_local(text: Path, model: str, threads: int, gpu: bool) -> Dict[str, floa
         write_embedding_file(Path(folder) / "out.hdf5", timed())
     end = time.perf_counter()
     first_block = min(settings.batch_size, len(texts))
-    return figures(len(texts), tokens[0], (start, times[first_block - 1], end, end), first_block, memory_bytes("VmHWM"), [])
+    result = figures(len(texts), tokens[0], (start, times[first_block - 1], end, end), first_block, memory_bytes("VmHWM"), [])
+    return {**result, "cpu_seconds": round(cpu_seconds(os.getpid()), 1)}
 
 
 def run_ray(text: Path, model: str, workers: int, gpu: bool) -> Dict[str, float]:
@@ -110,6 +111,7 @@ def run_ray(text: Path, model: str, workers: int, gpu: bool) -> Dict[str, float]
         first: Dict[str, float] = {}
         last: Dict[str, float] = {}
         peaks: Dict[int, int] = {}
+        cpu: Dict[int, float] = {}
         done = threading.Event()
 
         def watch():
@@ -122,6 +124,7 @@ def run_ray(text: Path, model: str, workers: int, gpu: bool) -> Dict[str, float]
                     last.update(time=time.perf_counter(), rows=written)
                 for pid in map_workers():
                     peaks[pid] = max(peaks.get(pid, 0), peak_memory(pid))
+                    cpu[pid] = max(cpu.get(pid, 0.0), cpu_seconds(pid))
                 time.sleep(0.05)
 
         watcher = threading.Thread(target=watch)
@@ -136,7 +139,8 @@ def run_ray(text: Path, model: str, workers: int, gpu: bool) -> Dict[str, float]
     first = first or {"time": end, "rows": 0}  # every file appeared between two looks
     last_time = last["time"] if last.get("rows") == summary["rows"] else end
     times = (start, first["time"], last_time, end)
-    return figures(summary["rows"], summary["tokens"], times, int(first["rows"]), memory_bytes("VmHWM"), sorted(peaks.values()))
+    result = figures(summary["rows"], summary["tokens"], times, int(first["rows"]), memory_bytes("VmHWM"), sorted(peaks.values()))
+    return {**result, "worker_cpu_seconds": [round(cpu[pid], 1) for pid in sorted(cpu)]}
 
 
 def figures(rows: int, tokens: int, times: Tuple[float, float, float, float], first_rows: int, driver_peak: int, worker_peaks: List[int]) -> Dict[str, float]:
@@ -188,6 +192,12 @@ def peak_memory(pid: int) -> int:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) * 1024
     return 0
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (/proc/PID/stat), to show how much CPU it got."""
+    fields = _read(f"/proc/{pid}/stat").rsplit(b")", 1)[-1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK") if len(fields) > 12 else 0.0
 
 
 def rows_in(path: Path) -> int:
