@@ -35,6 +35,7 @@ GAINS = (
     ("(ELMo + vectors) − (baseline + vectors)", "elmo-vectors", "baseline-vectors"),
 )
 MIX_NAMES = {"ner": "NER", "ner-low": "NER (first {n:,})", "ner-low-random": "NER (random {n:,})", "tagger": "POS", "coref": "coreference"}
+CHART_LINE_WIDTH = 14  # chart panels per line, in units of one bar group
 COREF_ROWS = {"CoNLL F1": "coref_conll_f", "MUC F1": "coref_muc_f", "B³ F1": "coref_b3_f",
               "CEAFe F1": "coref_ceafe_f", "LEA F1": "coref_f"}  # fmt: skip
 
@@ -107,9 +108,19 @@ def chart(panels: List[Tuple[str, Rows]], mixes: Dict[str, dict], path: Path) ->
     import matplotlib.pyplot as plt
 
     ratios = [max(1, len(rows)) for _, rows in panels] + ([2] if mixes else [])
-    fig, axes = plt.subplots(1, len(ratios), figsize=(2.2 + 1.3 * sum(ratios), 4.4), gridspec_kw={"width_ratios": ratios}, squeeze=False)
+    lines = panel_lines(ratios, CHART_LINE_WIDTH)
+    width_units = max(sum(ratios[i] for i in line) for line in lines)
+    fig = plt.figure(figsize=(2.2 + 1.3 * width_units, 4.4 * len(lines)))
+    axes = []
+    for subfig, line in zip(fig.subfigures(len(lines), 1, squeeze=False)[:, 0], lines):
+        # a line narrower than the widest keeps the same scale: an empty slot fills the rest
+        slack = width_units - sum(ratios[i] for i in line)
+        line_axes = subfig.subplots(1, len(line) + bool(slack), width_ratios=[ratios[i] for i in line] + ([slack] if slack else []), squeeze=False)[0]
+        if slack:
+            line_axes[-1].set_axis_off()
+        axes += list(line_axes[: len(line)])
     colors = dict(zip(VARIANTS, ("tab:blue", "tab:green", "tab:orange", "tab:red")))
-    for ax, (title, rows) in zip(axes[0], panels):
+    for ax, (title, rows) in zip(axes, panels):
         names = list(rows)
         variants = list(rows[names[0]])
         width = 0.8 / len(variants)
@@ -120,12 +131,16 @@ def chart(panels: List[Tuple[str, Rows]], mixes: Dict[str, dict], path: Path) ->
             ax.bar(x, means, width, yerr=sds, label=VARIANTS[variant], color=colors[variant], capsize=2)
         ax.set_xticks(range(len(names)), names, rotation=30 if len(names) > 3 else 0)
         ax.set_title(title, fontsize="medium")
-        ax.legend(fontsize="x-small")
+        ax.legend(fontsize="x-small", loc="upper left", ncol=2 if len(names) > 1 else 1)
+        top = max(100 * (statistics.mean(v) + (statistics.stdev(v) if len(v) > 1 else 0)) for row in rows.values() for v in row.values())
         if len(names) == 1:
             low = min(100 * min(values) for values in rows[names[0]].values())
-            ax.set_ylim(max(0.0, low - 3), 100)
+            ax.set_ylim(max(0.0, low - 3), min(100.0, top + 2 + 0.6 * (top - low)))
+        else:
+            # head room above the tallest bar keeps the legend off the bars
+            ax.set_ylim(0, 1.3 * top)
     if mixes:
-        ax_mix = axes[0][-1]
+        ax_mix = axes[-1]
         n_layers = len(next(iter(mixes.values()))["weights"])
         step = 0.8 / len(mixes)
         for i, (task, mix) in enumerate(mixes.items()):
@@ -135,8 +150,18 @@ def chart(panels: List[Tuple[str, Rows]], mixes: Dict[str, dict], path: Path) ->
         # Head room above the tallest bar keeps the legend off the bars.
         ax_mix.set_ylim(0, 1.6 * max(max(mix["weights"]) for mix in mixes.values()))
         ax_mix.legend(fontsize="x-small", loc="upper left")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+
+
+def panel_lines(ratios: List[int], width: int) -> List[List[int]]:
+    """Panels (by index, in order) grouped into lines of at most `width` units (one panel wider
+    than that gets a line of its own)."""
+    lines: List[List[int]] = [[]]
+    for index, ratio in enumerate(ratios):
+        if lines[-1] and sum(ratios[i] for i in lines[-1]) + ratio > width:
+            lines.append([])
+        lines[-1].append(index)
+    return lines
 
 
 def read_records(metrics_dir: Path, pattern: str) -> Dict[str, dict]:
