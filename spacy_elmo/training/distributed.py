@@ -1,5 +1,6 @@
 """Data-parallel training over processes started by torchrun (gloo on CPU, nccl on GPU)."""
 
+import gc
 import os
 import sys
 from dataclasses import dataclass
@@ -57,6 +58,7 @@ def start_processes(device: str = "auto") -> Processes:
 def stop_processes(processes: Processes) -> None:
     """Leave the process group (called from `finally`: after an error, without waiting for the others)."""
     if processes.distributed and dist.is_initialized():
+        gc.collect()  # a released DistributedDataParallel goes now, while the group still exists
         if sys.exc_info()[0] is None:
             # Leave together: a process that tears gloo down while another still uses it can abort at exit.
             dist.barrier()

@@ -80,7 +80,10 @@ def pretrain(
             bilm.set_softmax(shared[1])
             stats = shared[2]
         trainer = Trainer(output_dir, bilm, corpus, settings, processes, show_progress, heldout, stats)
-        return trainer.train(export)
+        try:
+            return trainer.train(export)
+        finally:
+            trainer.release()
     finally:
         stop_processes(processes)
 
@@ -129,7 +132,10 @@ def resume(
         heldout = _main_only(processes, lambda: _read_all(spec["heldout"], settings))
         trainer = Trainer(output_dir, checkpoint.bilm, corpus, settings, processes, show_progress, heldout, stats)
         trainer.restore(checkpoint)
-        return trainer.train(export)
+        try:
+            return trainer.train(export)
+        finally:
+            trainer.release()
     finally:
         stop_processes(processes)
 

@@ -141,6 +141,11 @@ class Trainer:
         if "cuda_rng" in tensors and self.processes.device.type == "cuda":
             torch.cuda.set_rng_state(tensors["cuda_rng"], self.processes.device)
 
+    def release(self) -> None:
+        """Drop the data-parallel wrapper, so that its communication state goes before the
+        process group does (destroyed later, at exit, it could abort a process)."""
+        self.model = self.objective
+
     def train(self, export: bool) -> PretrainResult:
         """Train until a budget is reached or the data's epochs are done; then save the model."""
         if export:
