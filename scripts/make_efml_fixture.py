@@ -2,10 +2,10 @@
 
 Run in a side environment with the original package (not a dependency of spacy-elmo):
 
-    python3.11 -m venv /tmp/efml-venv
-    /tmp/efml-venv/bin/pip install torch==2.13.0   # first: a plain torch requirement pulls CUDA
-    /tmp/efml-venv/bin/pip install elmoformanylangs==0.0.4.post2 overrides==3.1.0
-    /tmp/efml-venv/bin/python scripts/make_efml_fixture.py tests/fixtures/efml
+    python3.11 -m venv .venv-efml
+    .venv-efml/bin/pip install torch==2.13.0   # first: a plain torch requirement pulls CUDA
+    .venv-efml/bin/pip install elmoformanylangs==0.0.4.post2 overrides==3.1.0
+    .venv-efml/bin/python scripts/make_efml_fixture.py tests/fixtures/efml
 
 The model is built with the original classes and saved as the original training script saves it
 (elmoformanylangs/biLM.py: `torch.save` of the two state dicts, `char.dic` and `word.dic` as
