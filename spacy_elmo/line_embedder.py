@@ -5,7 +5,7 @@ The single-process engine and each Ray worker hold one `LineEmbedder`; it tokeni
 ones the `elmo` component gives it: stateless, in length-sorted batches bounded by
 `batch_size` and `max_tokens`, long sentences cut into the model's windows.
 """
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -22,19 +22,21 @@ class LineEmbedder:
     settings (ElmoModelSettings): the biLM and how it runs (batch size, token budget, device, dtype).
     tokenize (str): "spacy" (the tokenizer of `lang`, as the component sees text) or
         "whitespace" (as the original tools).
-    lang (str): the spaCy language of the tokenizer and sentencizer.
+    lang (Optional[str]): the spaCy language of the tokenizer and sentencizer (default: the
+        model's, else "en").
     sentences (bool): read each line sentence by sentence (spaCy's sentencizer).
     """
 
-    def __init__(self, settings: ElmoModelSettings, tokenize: str = "spacy", lang: str = "en", sentences: bool = False) -> None:
+    def __init__(self, settings: ElmoModelSettings, tokenize: str = "spacy", lang: Optional[str] = None, sentences: bool = False) -> None:
         import spacy
 
+        from .bilm.model_info import model_language
         from .layers.elmo_model import build_elmo_model
 
         if tokenize not in TOKENIZERS:
             raise SpacyElmoError(f"unknown tokenize {tokenize!r}; use one of {', '.join(TOKENIZERS)}")
         self.tokenize = tokenize
-        self.nlp = spacy.blank(lang)
+        self.nlp = spacy.blank(model_language(settings.bilm, lang))
         if sentences:
             self.nlp.add_pipe("sentencizer")
         self.model = build_elmo_model(settings)

@@ -16,6 +16,7 @@ from .published import PUBLISHED
 
 MODEL_INFO_FILE = "pretrain.json"
 NLPL_META_FILE = "meta.json"
+DEFAULT_LANG = "en"  # the language of a model whose card does not say
 # ISO 639-3 codes of the NLPL catalogue to the language codes of spaCy.
 ISO_639_3 = {
     "ara": "ar", "bul": "bg", "cat": "ca", "ces": "cs", "chu": "cu", "dan": "da", "deu": "de", "ell": "el",
@@ -40,6 +41,11 @@ def read_model_info(source: Optional[Union[str, Path]]) -> Dict[str, Any]:
         return table
     return {**_from_files(path), **table}
 
+
+def model_language(source: Optional[Union[str, Path]], lang: Optional[str] = None) -> str:
+    """`lang` when given, else the language of the model's card, else "en": the spaCy language
+    whose tokenizer feeds the model."""
+    return lang or read_model_info(source).get("lang") or DEFAULT_LANG
 
 def nlpl_info(meta: Any) -> Dict[str, Any]:
     """The model card fields of an NLPL ``meta.json``: language, corpus, name and URL."""

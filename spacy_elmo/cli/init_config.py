@@ -22,7 +22,7 @@ ELMO_NAME = "elmo"
 def init_config_command(
     output: Path = typer.Argument(..., help="Config file to write ('-' for standard output)"),
     pipeline: str = typer.Option("ner", "--pipeline", "-p", help="Comma-separated components, as for spacy init config"),
-    lang: str = typer.Option("en", "--lang", "-l", help="spaCy language of the pipeline"),
+    lang: Optional[str] = typer.Option(None, "--lang", "-l", help="spaCy language of the pipeline (default: the biLM's, else en)"),
     optimize: str = typer.Option("efficiency", "--optimize", help="efficiency or accuracy, as for spacy init config"),
     bilm: Optional[str] = typer.Option(
         None, help="The biLM: a bundled or published name (see the models command), a model folder or archive, or weights .hdf5 (default: bundled)"
@@ -30,14 +30,15 @@ def init_config_command(
     options: Optional[str] = typer.Option(None, help="options.json of a weights .hdf5"),
 ) -> None:
     """Write a complete training config with ELMo features wired into each component."""
+    from ..bilm.model_info import model_language, read_model_info
+
     try:
+        model_lang = read_model_info(bilm).get("lang")
+        lang = model_language(bilm, lang)
         config = elmo_config(pipeline.split(","), lang=lang, optimize=optimize, bilm=bilm, options=options)
     except SpacyElmoError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1)
-    from ..bilm.model_info import read_model_info
-
-    model_lang = read_model_info(bilm).get("lang")
     if model_lang and model_lang != lang:
         typer.echo(f"warning: the pipeline's language is {lang!r}, but the biLM was trained on {model_lang!r} text", err=True)
     text = config.to_str()

@@ -25,7 +25,7 @@ class EmbedSettings:
     model: ElmoModelSettings
     text_column: str = "text"
     tokenize: str = "spacy"
-    lang: str = "en"
+    lang: Optional[str] = None
     sentences: bool = False
     layers: Union[LayerSpec, str] = ALL_LAYERS
     mix_weights: Optional[Sequence[float]] = None
@@ -75,7 +75,7 @@ def embed_dataset(
     options: Optional[str] = None,
     text_column: str = "text",
     tokenize: str = "spacy",
-    lang: str = "en",
+    lang: Optional[str] = None,
     sentences: bool = False,
     layers: Union[LayerSpec, str] = ALL_LAYERS,
     mix_weights: Optional[Sequence[float]] = None,
@@ -97,6 +97,7 @@ def embed_dataset(
     row's vectors are the ones `embed` gives it. A row whose text is missing, not a string or
     empty gets no tokens and says why in `problem`.
 
+    lang (Optional[str]): spaCy tokenizer language (default: the model's, else "en").
     layers: "all" (n_layers, n_tokens, width), or one layer or a fixed mix (1, n_tokens, width):
         an index, "top", "average" or "mix" (`mix_weights`, `mix_gamma`).
     dtype (str): storage of the vectors, "float32" or "float16".
