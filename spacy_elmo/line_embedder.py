@@ -30,13 +30,13 @@ class LineEmbedder:
     def __init__(self, settings: ElmoModelSettings, tokenize: str = "spacy", lang: Optional[str] = None, sentences: bool = False) -> None:
         import spacy
 
-        from .bilm.model_info import model_language
+        from .bilm.model_info import model_language, read_model_info
         from .layers.elmo_model import build_elmo_model
 
         if tokenize not in TOKENIZERS:
             raise SpacyElmoError(f"unknown tokenize {tokenize!r}; use one of {', '.join(TOKENIZERS)}")
         self.tokenize = tokenize
-        self.nlp = spacy.blank(model_language(settings.bilm, lang))
+        self.nlp = spacy.blank(model_language(read_model_info(settings.bilm), lang))
         if sentences:
             self.nlp.add_pipe("sentencizer")
         self.model = build_elmo_model(settings)

@@ -111,7 +111,6 @@ def test_init_config_writes_a_working_config_for_the_language(converted, tmp_pat
     assert load_config(tmp_path / "named.cfg")["components"]["elmo"]["model"]["bilm"] == "efml-zh-hant"
 
 
-
 def test_embed_and_init_config_take_the_models_language_by_default(converted, tmp_path):
     text = tmp_path / "zh.txt"
     text.write_text("今天天氣真好\n", encoding="utf8")
@@ -122,6 +121,7 @@ def test_embed_and_init_config_take_the_models_language_by_default(converted, tm
     result = run("init-config", tmp_path / "zh.cfg", "--bilm", converted)
     assert result.exit_code == 0 and "warning" not in result.output, result.output
     assert load_config(tmp_path / "zh.cfg")["nlp"]["lang"] == "zh"
+
 
 def test_init_config_warns_when_the_languages_differ_without_downloading(converted, tmp_path, monkeypatch):
     monkeypatch.setenv("SPACY_ELMO_CACHE", str(tmp_path / "empty-cache"))

@@ -42,10 +42,11 @@ def read_model_info(source: Optional[Union[str, Path]]) -> Dict[str, Any]:
     return {**_from_files(path), **table}
 
 
-def model_language(source: Optional[Union[str, Path]], lang: Optional[str] = None) -> str:
-    """`lang` when given, else the language of the model's card, else "en": the spaCy language
-    whose tokenizer feeds the model."""
-    return lang or read_model_info(source).get("lang") or DEFAULT_LANG
+def model_language(info: Dict[str, Any], lang: Optional[str] = None) -> str:
+    """`lang` when given, else the language of the model card `info` (from `read_model_info`),
+    else "en": the spaCy language whose tokenizer feeds the model."""
+    return lang or info.get("lang") or DEFAULT_LANG
+
 
 def nlpl_info(meta: Any) -> Dict[str, Any]:
     """The model card fields of an NLPL ``meta.json``: language, corpus, name and URL."""

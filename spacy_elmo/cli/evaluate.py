@@ -8,7 +8,7 @@ import typer
 from tqdm import tqdm
 
 from ..bilm import load_bilm
-from ..bilm.model_info import model_language
+from ..bilm.model_info import model_language, read_model_info
 from ..errors import SpacyElmoError
 from ..runtime import DEFAULT_BATCH_SIZE, set_threads
 from ..training.corpus import DEFAULT_MAX_LINE_CHARS, TextCorpus, make_tokenizer
@@ -39,7 +39,7 @@ def evaluate_command(
         set_threads(threads)
         bilm = load_bilm(model, device=device)
         require_softmax(bilm)
-        corpus = TextCorpus([text], make_tokenizer(model_language(model, lang)), max_line_chars)
+        corpus = TextCorpus([text], make_tokenizer(model_language(read_model_info(model), lang)), max_line_chars)
         sentences = list(corpus.texts())
         total = scored_targets(sentences, batch_size)
         with tqdm(total=total, unit="token", disable=quiet or as_json, dynamic_ncols=True) as bar:

@@ -33,14 +33,14 @@ def init_config_command(
     from ..bilm.model_info import model_language, read_model_info
 
     try:
-        model_lang = read_model_info(bilm).get("lang")
-        lang = model_language(bilm, lang)
+        card = read_model_info(bilm)
+        lang = model_language(card, lang)
         config = elmo_config(pipeline.split(","), lang=lang, optimize=optimize, bilm=bilm, options=options)
     except SpacyElmoError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1)
-    if model_lang and model_lang != lang:
-        typer.echo(f"warning: the pipeline's language is {lang!r}, but the biLM was trained on {model_lang!r} text", err=True)
+    if card.get("lang") and card["lang"] != lang:
+        typer.echo(f"warning: the pipeline's language is {lang!r}, but the biLM was trained on {card['lang']!r} text", err=True)
     text = config.to_str()
     if str(output) == "-":
         typer.echo(text)
