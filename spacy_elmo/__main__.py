@@ -1,10 +1,11 @@
 """Entry point of ``python -m spacy_elmo``."""
 import os
+import sys
 
-# OpenMP threads that sleep while they wait instead of spinning: beside another busy process,
-# spinning threads made `nlp.pipe` with 2 threads slower than with 1 (see docs/performance.md).
-# Read when torch loads, so set before any command imports it; an exported value wins.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+from .runtime import omp_wait_policy
+
+# Chosen per command before any command imports torch; an exported value wins.
+os.environ.setdefault("OMP_WAIT_POLICY", omp_wait_policy(sys.argv[1] if len(sys.argv) > 1 else ""))
 
 from .cli.main import main  # noqa: E402
 

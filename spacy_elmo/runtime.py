@@ -20,6 +20,20 @@ COMPUTE_DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16
 STORAGE_DTYPES = ("float32", "float16", "bfloat16", "float16-softmax")
 
 
+# How OpenMP threads wait, per command of `python -m spacy_elmo` (read when torch loads).
+# `pretrain` owns its cores for hours: spinning threads (ACTIVE) trained about 30% faster. Every
+# other command runs beside other work (a pipeline, a server): sleeping threads (PASSIVE) keep 2
+# threads near 1 thread's speed beside a busy process, where spinning ones made `nlp.pipe`
+# slower than 1 thread (docs/performance.md).
+OMP_WAIT_POLICIES = {"pretrain": "ACTIVE"}
+DEFAULT_OMP_WAIT_POLICY = "PASSIVE"
+
+
+def omp_wait_policy(command: str) -> str:
+    """The OMP_WAIT_POLICY for a command of `python -m spacy_elmo`."""
+    return OMP_WAIT_POLICIES.get(command, DEFAULT_OMP_WAIT_POLICY)
+
+
 def set_threads(threads: Optional[int] = None) -> int:
     """Set torch's CPU threads for this process (it has one count per process, shared by every
     model and thread in it) and return it. None keeps torch's choice, capped at the CPUs this

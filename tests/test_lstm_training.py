@@ -141,3 +141,31 @@ def test_bfloat16_pretraining_keeps_float32_weights_and_follows_float32(tmp_path
         assert all(p.dtype == torch.float32 for p in bilm.parameters())
     assert losses["bf16"] == pytest.approx(losses["float32"], rel=0.05)
     assert losses["bf16"] != losses["float32"]
+
+
+def test_compiled_cells_give_the_eager_layer_and_gradients():
+    """`compiled_cells` (torch.compile'd element-wise steps, tanh written with a sigmoid) is the
+    same layer as the eager steps, in float32 and with bfloat16 products."""
+    options = apply_overrides(preset_options("tiny"), {"lstm.proj_clip": 0.05, "lstm.cell_clip": 0.5})
+    config = BiLMConfig.from_options(options)
+    torch.manual_seed(0)
+    stack = BiLstmStack(config)
+    stack.reset_parameters()
+    layer = stack.layers[0]
+    x = torch.randn(2, 4, 6, layer.input_weight.shape[2]) * 3
+    active = [4, 4, 3, 3, 1, 0]
+    state = (torch.randn(2, 4, layer.cell_dim), torch.randn(2, 4, layer.output_dim))
+    for dtype in (torch.float32, torch.bfloat16):
+        results = []
+        for compiled in (False, True):
+            stack.compiled_cells = compiled
+            inputs = [x.clone().requires_grad_(), *(s.clone().requires_grad_() for s in state)]
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=dtype == torch.bfloat16):
+                out, (c, h) = stack._run_layer_differentiable(layer, inputs[0], active, tuple(inputs[1:]))
+            loss = (out * torch.linspace(-1, 1, out.shape[-1])).sum() + c.sum() + h.sum()
+            grads = torch.autograd.grad(loss, inputs + list(layer.parameters()))
+            results.append((out, c, h, grads))
+        (out, c, h, grads), (out_c, c_c, h_c, grads_c) = results
+        tolerance = {"atol": 1e-5, "rtol": 1e-4} if dtype == torch.float32 else {"atol": 2e-2, "rtol": 2e-2}
+        for eager, fused in zip((out, c, h, *grads), (out_c, c_c, h_c, *grads_c)):
+            torch.testing.assert_close(fused, eager, **tolerance)

@@ -325,3 +325,27 @@ def test_commands_take_a_bundled_model_by_name(tmp_path):
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert json.loads((tmp_path / "tuned" / "run.json").read_text())["init"].endswith(DEFAULT_MODEL)
+
+
+def test_pretrain_spins_its_threads_and_other_commands_sleep():
+    """`python -m spacy_elmo pretrain` starts torch with OMP_WAIT_POLICY=ACTIVE, the other commands
+    with PASSIVE, and an exported value wins."""
+    import os
+    import subprocess
+    import sys
+
+    probe = "import os, runpy, sys; sys.argv = ['spacy_elmo', sys.argv[1], '--help']; "
+    probe += "sys.stdout = open(os.devnull, 'w'); "
+    probe += "exec('try:\\n runpy.run_module(\"spacy_elmo\", run_name=\"__main__\")\\nexcept SystemExit: pass'); "
+    probe += "sys.stdout = sys.__stdout__; print(os.environ['OMP_WAIT_POLICY'])"
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+
+    def policy(command: str, **extra: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", probe, command], env={**env, **extra}, capture_output=True, text=True, check=True
+        )
+        return done.stdout.strip()
+
+    assert policy("pretrain") == "ACTIVE"
+    assert policy("embed") == "PASSIVE"
+    assert policy("pretrain", OMP_WAIT_POLICY="PASSIVE") == "PASSIVE"

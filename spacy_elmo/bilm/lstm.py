@@ -54,6 +54,8 @@ class BiLstmStack(nn.Module):
     def __init__(self, config: BiLMConfig) -> None:
         super().__init__()
         self.config = config
+        # Training only: run each step's element-wise part compiled (see lstm_training).
+        self.compiled_cells = False
         width = config.projection_dim if config.has_lstm_projection else config.lstm_dim
         self.layers = nn.ModuleList(
             BiLstmLayer(width, config.lstm_dim, width, config.has_lstm_projection)
@@ -239,5 +241,6 @@ class BiLstmStack(nn.Module):
             self.config.cell_clip,
             self.config.proj_clip if layer.projection is not None else None,
             compute_dtype,
+            self.compiled_cells,
         )
         return h_seq.transpose(1, 2), (c, h)

@@ -63,6 +63,11 @@ def pretrain_command(
         None,
         help=f"float32 or bf16 (bfloat16 matrix products; float32 weights, optimizer, state and loss) {_default('precision')}",
     ),
+    compile_: Optional[bool] = typer.Option(
+        None,
+        "--compile/--no-compile",
+        help=f"Fuse each LSTM step's element-wise work with torch.compile: faster long runs, a slower start {_default('compile')}",
+    ),
     max_vocab_size: Optional[int] = typer.Option(None, help="Most softmax entries, specials included"),
     min_count: Optional[int] = typer.Option(None, help=f"Least occurrences of a vocabulary word {_default('min_count')}"),
     max_line_chars: Optional[int] = typer.Option(None, help=f"Skip (and count) longer lines {_default('max_line_chars')}"),
@@ -117,6 +122,7 @@ def pretrain_command(
         "log_every": log_every,
         "keep_checkpoints": keep_checkpoints,
         "model_dtype": model_dtype,
+        "compile": compile_,
     }
     given = {k: v for k, v in given.items() if v is not None}
     if epochs == 0:

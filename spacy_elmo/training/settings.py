@@ -26,6 +26,7 @@ RESUMABLE = (
     "log_every",
     "keep_checkpoints",
     "model_dtype",
+    "compile",
 )
 
 
@@ -38,6 +39,8 @@ class TrainingSettings:
     recurrent and projection products, softmax) in bfloat16 under autocast; weights, optimizer
     state, cell state, gradient clipping and the loss stay float32.
     `model_dtype` is the storage type of the final model (checkpoints keep float32).
+    `compile` runs the element-wise part of each LSTM step as fused loops made by `torch.compile`
+    (the same maths, faster; it costs a compilation at the start).
 
     A run stops at the first budget reached: `epochs` over the data, `max_steps`, `token_budget`
     (all processes together), or `max_time` seconds of this invocation.
@@ -67,6 +70,7 @@ class TrainingSettings:
     log_every: int = 100
     keep_checkpoints: int = 2
     model_dtype: str = "float32"
+    compile: bool = False
 
     def __post_init__(self) -> None:
         if self.optimizer not in OPTIMIZERS:

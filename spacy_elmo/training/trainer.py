@@ -90,6 +90,7 @@ class Trainer:
         self.corpus = corpus
         self.stats = stats
         self.bilm = bilm.to(processes.device).train()
+        self.bilm.lstm.compiled_cells = settings.compile
         self.vocab = SoftmaxVocab(bilm.vocab or [])
         rank_seed = settings.seed * 1000 + processes.rank
         self.autocast_dtype = torch.bfloat16 if settings.precision == "bfloat16" else None
