@@ -45,6 +45,7 @@ SETTING_KEYS = {
     "rows": "batch_size",
     "bptt": "unroll_steps",
     "precision": "precision",
+    "compile": "compile",
 }
 
 
@@ -87,7 +88,12 @@ def parse_setting(text: str) -> Dict[str, Any]:
         key, _, value = part.partition("=")
         if key not in SETTING_KEYS:
             raise typer.BadParameter(f"unknown key {key!r} in {text!r}; use {', '.join(SETTING_KEYS)}")
-        fields[SETTING_KEYS[key]] = value if key == "precision" else int(value)
+        if key == "precision":
+            fields[SETTING_KEYS[key]] = value
+        elif key == "compile":
+            fields[SETTING_KEYS[key]] = value.lower() in ("1", "true", "yes")
+        else:
+            fields[SETTING_KEYS[key]] = int(value)
     return fields
 
 

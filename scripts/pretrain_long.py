@@ -1,0 +1,103 @@
+"""A pretraining run of many hours over several sittings: start it, resume it, or, where its
+checkpoints are gone, continue from the last committed snapshot; and write that snapshot.
+
+The run's folder (checkpoints with optimizer state) lives outside the repository; the snapshot
+(the latest weights in float16, the held-out curve and the run's settings) is what gets committed.
+
+    python scripts/pretrain_long.py run ~/elmo-runs/en-v2 --snapshot pretraining/en_base_v2 --max-time 2h
+    python scripts/pretrain_long.py snapshot ~/elmo-runs/en-v2 pretraining/en_base_v2
+
+`run` resumes the run where it has a checkpoint; else, where the snapshot holds a model, starts a
+new run in the folder with `--init` from it (fresh optimizer state, the text from its start: the
+fallback when the machine lost the run); else starts the run from scratch with the recipe in
+the snapshot's `recipe.json`.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+app = typer.Typer(add_completion=False)
+RECIPE_FILE = "recipe.json"
+HISTORY_FILE = "history.json"
+SNAPSHOT_FILES = ("run.json", "metrics.jsonl")
+
+
+def _pretrain(args: List[str]) -> None:
+    command = [sys.executable, "-m", "spacy_elmo", "pretrain", *args]
+    print("$ " + " ".join(command), flush=True)
+    code = subprocess.call(command)
+    if code not in (0, 130):  # 130: stopped by a signal, with a checkpoint
+        raise SystemExit(code)
+
+
+def _has_checkpoint(run_dir: Path) -> bool:
+    folder = run_dir / "checkpoints"
+    return folder.is_dir() and any(folder.iterdir())
+
+
+@app.command()
+def run(
+    run_dir: Path = typer.Argument(..., help="The run's folder, outside the repository"),
+    snapshot: Path = typer.Option(..., help="Snapshot folder: recipe.json, and model/ once written"),
+    threads: Optional[int] = typer.Option(None, help="torch threads (default: the recipe's)"),
+    max_time: Optional[str] = typer.Option(None, help="Stop this sitting after this long, e.g. 2h"),
+) -> None:
+    """Resume the run, continue it from the snapshot, or start it."""
+    run_dir = run_dir.expanduser()  # spaCy projects run commands without a shell
+    recipe = json.loads((snapshot / RECIPE_FILE).read_text(encoding="utf8"))
+    budget = ["--max-time", max_time] if max_time else []
+    speed = ["--threads", str(threads or recipe["threads"]), "--quiet", *recipe["speed"]]
+    if _has_checkpoint(run_dir):
+        _pretrain([str(run_dir), "--resume", *speed, *budget])
+    elif (snapshot / "model" / "config.json").is_file():
+        history = json.loads((snapshot / HISTORY_FILE).read_text(encoding="utf8")) if (snapshot / HISTORY_FILE).is_file() else []
+        info = json.loads((snapshot / "model" / "pretrain.json").read_text(encoding="utf8"))
+        history.append({"continued_from": info, "reason": f"{run_dir} had no checkpoint"})
+        (snapshot / HISTORY_FILE).write_text(json.dumps(history, indent=2) + "\n", encoding="utf8")
+        _pretrain([str(run_dir), *recipe["text"], "--init", str(snapshot / "model"), *recipe["training"], *speed, *budget])
+    else:
+        _pretrain([str(run_dir), *recipe["text"], *recipe["architecture"], *recipe["training"], *speed, *budget])
+
+
+@app.command()
+def snapshot(
+    run_dir: Path = typer.Argument(..., help="The run's folder"),
+    output: Path = typer.Argument(..., help="Snapshot folder (model/ is replaced)"),
+) -> None:
+    """Write the run's newest checkpoint as a float16 model with its curve into `output`
+    (the run must not be training at the same time)."""
+    run_dir = run_dir.expanduser()
+    checkpoints = sorted((run_dir / "checkpoints").glob("step-*"))
+    if not checkpoints:
+        raise SystemExit(f"error: {run_dir} has no checkpoint")
+    step = int(checkpoints[-1].name.split("-")[1])
+    # A budget already reached: the run writes model/ (and its held-out perplexity) and stops.
+    _pretrain([str(run_dir), "--resume", "--max-steps", str(step), "--model-dtype", "float16", "--quiet"])
+    target = output / "model"
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(run_dir / "model", target)
+    for name in SNAPSHOT_FILES:
+        if (run_dir / name).is_file():  # a run logs no metrics before its first --log-every steps
+            shutil.copy2(run_dir / name, output / name)
+    # Paths in run.json name this machine's files: keep only their names.
+    spec = json.loads((output / "run.json").read_text(encoding="utf8"))
+    for key in ("train", "heldout", "init"):
+        value = spec.get(key)
+        if isinstance(value, list):
+            spec[key] = [os.path.basename(v) for v in value]
+        elif value:
+            spec[key] = os.path.basename(value)
+    (output / "run.json").write_text(json.dumps(spec, indent=2) + "\n", encoding="utf8")
+    print(f"{output}: step {step}, model {target}")
+
+
+if __name__ == "__main__":
+    app()
