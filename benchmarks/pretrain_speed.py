@@ -23,6 +23,7 @@ Without `--text`, it trains on the 200-line sample in `data/smoke` (a fresh clon
 import gzip
 import itertools
 import json
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -61,6 +62,17 @@ def matmul_peak(dtype: torch.dtype, size: int, seconds: float = 3.0) -> float:
         torch.mm(a, b, out=out)
         best = min(best, time.perf_counter() - start)
     return 2 * size**3 / best
+
+
+def cpu_model() -> str:
+    """The CPU's model name and its bfloat16 / AMX flags, from /proc/cpuinfo (Linux)."""
+    try:
+        info = Path("/proc/cpuinfo").read_text(encoding="utf8")
+    except OSError:
+        return "unknown"
+    name = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "unknown")
+    flags = next((line.split(":", 1)[1].split() for line in info.splitlines() if line.startswith("flags")), [])
+    return " ".join([name, *[f for f in ("avx512_bf16", "amx_bf16") if f in flags]])
 
 
 def model_flops(config: BiLMConfig, n_candidates: int) -> float:
@@ -118,6 +130,7 @@ def main(
     tokens: str = typer.Option("1M", help="Training tokens per setting"),
     threads: int = typer.Option(2, help="torch CPU threads"),
     output: Optional[Path] = typer.Option(None, help="Append one JSON line per setting to this file"),
+    label: str = typer.Option("", help="A note kept in each record, e.g. which code ran"),
 ) -> None:
     for path in (text, heldout):
         if path is not None and not path.is_file():
@@ -162,6 +175,10 @@ def main(
                 "mfu_bfloat16_peak": round(speed * flops / peak16, 4),
                 "last_loss": round(result.loss, 4) if result.loss is not None else None,
                 "threads": threads,
+                "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "(unset)"),
+                "cpu": cpu_model(),
+                "torch": torch.__version__,
+                "label": label,
             }
             if result.heldout is not None:
                 record["heldout_perplexity"] = round(result.heldout.mean, 2)
