@@ -256,3 +256,17 @@ def test_embed_dtype_int8_with_ray(allennlp_model_files, tmp_path):
     with h5py.File(tmp_path / "int8.hdf5", "r") as expected:
         for i in range(3):  # the same int8 model in the worker as in the local engine
             np.testing.assert_allclose(rows[i], expected[str(i)][()], rtol=0, atol=1e-5)
+
+
+def test_a_float32_pipeline_loads_with_int8_features_by_a_config_override(allennlp_model_files, tmp_path):
+    """What scripts/evaluate_int8.py does to score a model trained on float32 features with int8."""
+    weights, options = allennlp_model_files
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config={"model": {"bilm": str(weights), "options": str(options), "device": "cpu"}})
+    nlp.initialize()
+    nlp.to_disk(tmp_path / "pipeline")
+    assert not is_int8(spacy.load(tmp_path / "pipeline").get_pipe("elmo").bilm)
+    loaded = spacy.load(tmp_path / "pipeline", config={"components.elmo.model.dtype": "int8"})
+    assert is_int8(loaded.get_pipe("elmo").bilm)
+    assert loaded.config["components"]["elmo"]["model"]["dtype"] == "int8"
+    assert_close_per_layer([nlp("The cat sat.")._.elmo], [loaded("The cat sat.")._.elmo])
