@@ -18,6 +18,8 @@ from torch import nn
 
 from .bilm import BiLM, load_bilm
 from .bilm.characters import CharacterMapper
+from .errors import ConfigError
+from .runtime import compute_dtype
 
 PathLike = Union[str, Path]
 # AllenNLP's ELMo character ids have 50 characters per token.
@@ -110,6 +112,8 @@ class Elmo(nn.Module):
     keep_sentence_boundaries (bool): keep the <S> and </S> positions.
     scalar_mix_parameters (Optional[List[float]]): fixed pre-softmax layer weights; None learns them.
     stateful (bool): carry each batch row's LSTM state into the next call (AllenNLP's behaviour).
+    dtype (str): the biLM's computation, "float32" (default), "bfloat16", or "int8" (CPU only,
+        no fine-tuning: see `load_bilm`); the representations are float32 for int8.
     """
 
     def __init__(
@@ -123,9 +127,12 @@ class Elmo(nn.Module):
         keep_sentence_boundaries: bool = False,
         scalar_mix_parameters: Optional[List[float]] = None,
         stateful: bool = False,
+        dtype: str = "float32",
     ) -> None:
         super().__init__()
-        self._bilm: BiLM = load_bilm(weight_file, options=options_file)
+        if requires_grad and compute_dtype(dtype) == "int8":
+            raise ConfigError("Elmo: requires_grad=True fine-tunes the biLM, but an int8 biLM has no gradients; use dtype float32")
+        self._bilm: BiLM = load_bilm(weight_file, options=options_file, dtype=dtype)
         self._bilm.drop_softmax()
         self._bilm.requires_grad_(requires_grad)
         self._keep_sentence_boundaries = keep_sentence_boundaries
@@ -177,6 +184,7 @@ class ElmoEmbedder:
     options_file, weight_file: as for `Elmo` (weight_file None: the bundled default model).
     cuda_device (int): -1 for the CPU, else the CUDA device index.
     stateful (bool): AllenNLP's carried LSTM state between batches.
+    dtype (str): the biLM's computation, "float32" (default), "bfloat16" or "int8" (CPU only).
     """
 
     def __init__(
@@ -185,9 +193,10 @@ class ElmoEmbedder:
         weight_file: Optional[PathLike] = None,
         cuda_device: int = -1,
         stateful: bool = False,
+        dtype: str = "float32",
     ) -> None:
         device = "cpu" if cuda_device < 0 else f"cuda:{cuda_device}"
-        self.bilm = load_bilm(weight_file, options=options_file, device=device)
+        self.bilm = load_bilm(weight_file, options=options_file, device=device, dtype=dtype)
         self.bilm.drop_softmax()
         self.stateful = stateful
 

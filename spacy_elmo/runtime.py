@@ -14,8 +14,9 @@ from .errors import ConfigError
 DEFAULT_BATCH_SIZE = 64
 DEFAULT_MAX_TOKENS = 4096
 DEVICE_PATTERN = re.compile(r"auto|cpu|cuda(:\d+)?|mps")
-# Computation types, with the short names of the pretrain CLI.
-COMPUTE_DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16"}
+# Computation types, with the short names of the pretrain CLI. "int8" is for inference on the
+# CPU only (products in int8, the rest and the outputs float32; `bilm/quantization.py`).
+COMPUTE_DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16", "int8": "int8"}
 # Storage types of a saved model; "float16-softmax" stores only the softmax in float16.
 STORAGE_DTYPES = ("float32", "float16", "bfloat16", "float16-softmax")
 
@@ -62,7 +63,7 @@ def check_device(device: Any, what: str = "device") -> str:
 
 
 def compute_dtype(dtype: str, what: str = "dtype") -> str:
-    """The canonical name ("float32" or "bfloat16") of a computation type or its short name."""
+    """The canonical name ("float32", "bfloat16" or "int8") of a computation type or its short name."""
     if dtype not in COMPUTE_DTYPES:
         raise ConfigError(f"unknown {what} {dtype!r}; use one of {', '.join(COMPUTE_DTYPES)}")
     return COMPUTE_DTYPES[dtype]
@@ -88,7 +89,10 @@ def torch_device(device: Any, auto: Optional[Any] = None) -> Any:
 
 
 def torch_dtype(dtype: str) -> Any:
-    """The torch dtype of a computation type name."""
+    """The torch dtype of a float computation type name (int8 is no cast: `bilm.quantization`)."""
     import torch
 
-    return getattr(torch, compute_dtype(dtype))
+    name = compute_dtype(dtype)
+    if name == "int8":
+        raise ConfigError("int8 is not a cast of the weights; place the model with spacy_elmo.bilm.quantization.to_compute_dtype")
+    return getattr(torch, name)

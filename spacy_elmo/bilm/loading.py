@@ -6,7 +6,7 @@ from typing import List, Optional, Union
 
 import torch
 
-from ..runtime import torch_device, torch_dtype
+from ..runtime import compute_dtype, torch_device
 from .errors import BundledModelNotFound, ModelFormatError
 from .model import BiLM
 
@@ -64,12 +64,17 @@ def load_bilm(
         archive of any of these folders (as the NLPL vector repository publishes them).
     options (Optional[PathLike]): the ``options.json`` of original weights.
     device (Union[str, torch.device]): where the model runs, e.g. "cpu" or "cuda:0".
-    dtype (str): "float32" (default) or "bfloat16" computation.
+    dtype (str): "float32" (default), "bfloat16", or "int8" (CPU only: the products in int8 with
+        weights quantized per output channel, the rest and the outputs float32).
     RETURNS (BiLM): the model.
     """
     from .archive import is_archive, unpack
 
-    target, number_type = torch_device(device), torch_dtype(dtype)
+    from .quantization import check_int8, to_compute_dtype
+
+    target, number_type = torch_device(device), compute_dtype(dtype)
+    if number_type == "int8":
+        check_int8(target)  # before reading the weights
     path = resolve_model_path(source)
     if path.is_dir():
         bilm = _load_folder(path, options)
@@ -81,7 +86,7 @@ def load_bilm(
                 raise ModelFormatError(f"{path}: in the archive: {err}") from None
     else:
         bilm = _load_weights_file(path, options)
-    return bilm.to(device=target, dtype=number_type).eval()
+    return to_compute_dtype(bilm, target, number_type)
 
 
 def original_weights(folder: Path) -> Optional[Path]:

@@ -5,7 +5,7 @@ size 2 (0 = forward LM, 1 = backward LM). Each direction reads its own input seq
 to right; the caller reverses the backward input. Gate order of the weights: i, f, o, g (the
 three sigmoid gates, then the cell candidate); the forget bias includes TensorFlow's +1.
 """
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple, Union
 
 import torch
 from torch import nn
@@ -16,13 +16,23 @@ from .lstm_training import LstmLayerFunction
 from .precision import product_dtype
 
 LayerState = Tuple[torch.Tensor, torch.Tensor]  # c (2, B, C), h (2, B, P)
+# Input products: (2, ..., 4C), or (int8) one tensor (..., 4C) per direction.
+Projected = Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]
 # Bytes of input projection (x·W_x for a block of time steps) held at once: bounds memory
 # for long sequences and big batches; large enough for an efficient matrix product.
 INPUT_CHUNK_BYTES = 64 * 2**20
 
 
 class BiLstmLayer(nn.Module):
-    """One LSTM layer for each direction, weights stacked on a leading axis of size 2."""
+    """One LSTM layer for each direction, weights stacked on a leading axis of size 2.
+
+    The inference pass reaches the weights only through `input_products`, `gather_rows`,
+    `step_products` and `project`, so that a quantized layer (`quantization.Int8BiLstmLayer`,
+    whose input products are a pair of per-direction tensors) can replace them.
+    """
+
+    # Whether the products run in int8 (inference only, no gradients).
+    quantized = False
 
     def __init__(self, input_dim: int, cell_dim: int, output_dim: int, project: bool) -> None:
         super().__init__()
@@ -46,6 +56,31 @@ class BiLstmLayer(nn.Module):
                     nn.init.uniform_(self.projection[d], -bound, bound)
             self.bias.zero_()
             self.bias[:, self.cell_dim : 2 * self.cell_dim] = 1.0
+
+    @property
+    def has_projection(self) -> bool:
+        return self.projection is not None
+
+    def input_products(self, x: torch.Tensor) -> Projected:
+        """x·W_x + b per direction: (2, ..., I) -> (2, ..., 4C)."""
+        flat = x.reshape(x.shape[0], -1, x.shape[-1])
+        projected = torch.baddbmm(self.bias.unsqueeze(1), flat, self.input_weight.transpose(1, 2))
+        return projected.view(*x.shape[:-1], -1)
+
+    def gather_rows(self, projected: Projected, rows: torch.Tensor) -> Projected:
+        """Per direction, the rows (2, B, T) of input products (2, U, 4C): (2, B, T, 4C)."""
+        direction = torch.arange(2, device=rows.device).view(2, 1, 1)
+        return projected[direction, rows]  # type: ignore[index]
+
+    def step_products(self, projected: Projected, n: int, step: int, h: torch.Tensor) -> torch.Tensor:
+        """The pre-activations of one step of the first `n` rows, projected[:, :n, step] + h·W_h,
+        from input products (2, B, T, 4C) and h (2, n, P): (2, n, 4C)."""
+        return torch.baddbmm(projected[:, :n, step], h, self.recurrent_weight.transpose(1, 2))  # type: ignore[call-overload]
+
+    def project(self, m: torch.Tensor) -> torch.Tensor:
+        """The output projection, (2, n, C) -> (2, n, P)."""
+        assert self.projection is not None
+        return torch.bmm(m, self.projection.transpose(1, 2))
 
 
 class BiLstmStack(nn.Module):
@@ -119,7 +154,7 @@ class BiLstmStack(nn.Module):
         for index, layer in enumerate(self.layers):
             if dropout > 0.0 and self.training:
                 x = F.dropout(x, dropout, training=True)
-            if torch.is_grad_enabled():
+            if torch.is_grad_enabled() and not layer.quantized:
                 h_seq, layer_state = self._run_layer_differentiable(layer, x, active, state[index])
             else:
                 if index == 0 and token_ids is not None:
@@ -148,30 +183,21 @@ class BiLstmStack(nn.Module):
         table_bytes = n_distinct * 2 * 4 * self.layers[0].cell_dim * table.element_size()
         return n_distinct < 0.8 * n_positions and table_bytes <= INPUT_CHUNK_BYTES
 
-    def _dense_projector(self, layer: BiLstmLayer, x: torch.Tensor) -> Callable[[int, int, int], torch.Tensor]:
-        def project(n_rows: int, start: int, stop: int) -> torch.Tensor:
-            return self._input_projection(layer, x[:, :n_rows, start:stop])
+    def _dense_projector(self, layer: BiLstmLayer, x: torch.Tensor) -> Callable[[int, int, int], Projected]:
+        def project(n_rows: int, start: int, stop: int) -> Projected:
+            return layer.input_products(x[:, :n_rows, start:stop])  # (2, B, T, I) -> (2, B, T, 4C)
 
         return project
 
     def _table_projector(
         self, layer: BiLstmLayer, table: torch.Tensor, token_ids: torch.Tensor
-    ) -> Callable[[int, int, int], torch.Tensor]:
-        both = table.unsqueeze(0).expand(2, -1, -1)
-        projected = torch.baddbmm(layer.bias.unsqueeze(1), both, layer.input_weight.transpose(1, 2))
-        direction = torch.arange(2, device=token_ids.device).view(2, 1, 1)
+    ) -> Callable[[int, int, int], Projected]:
+        projected = layer.input_products(table.unsqueeze(0).expand(2, -1, -1))
 
-        def project(n_rows: int, start: int, stop: int) -> torch.Tensor:
-            return projected[direction, token_ids[:, :n_rows, start:stop]]
+        def project(n_rows: int, start: int, stop: int) -> Projected:
+            return layer.gather_rows(projected, token_ids[:, :n_rows, start:stop])
 
         return project
-
-    def _input_projection(self, layer: BiLstmLayer, x: torch.Tensor) -> torch.Tensor:
-        """x·W_x + b for all time steps at once: (2, B, T, I) -> (2, B, T, 4C)."""
-        n_dir, batch_size, n_steps, width = x.shape
-        flat = x.reshape(n_dir, batch_size * n_steps, width)
-        projected = torch.baddbmm(layer.bias.unsqueeze(1), flat, layer.input_weight.transpose(1, 2))
-        return projected.view(n_dir, batch_size, n_steps, -1)
 
     def _cell_in_place(self, layer: BiLstmLayer, z: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
         """One inference step of the cell from pre-activations z (2, n, 4C): overwrites z and updates
@@ -184,8 +210,8 @@ class BiLstmStack(nn.Module):
         if self.config.cell_clip is not None:
             c.clamp_(-self.config.cell_clip, self.config.cell_clip)
         h = torch.tanh(c).mul_(output_gate)
-        if layer.projection is not None:
-            h = torch.bmm(h, layer.projection.transpose(1, 2))
+        if layer.has_projection:
+            h = layer.project(h)
             if self.config.proj_clip is not None:
                 h.clamp_(-self.config.proj_clip, self.config.proj_clip)
         return h
@@ -193,7 +219,7 @@ class BiLstmStack(nn.Module):
     def _run_layer_inference(
         self,
         layer: BiLstmLayer,
-        project: Callable[[int, int, int], torch.Tensor],
+        project: Callable[[int, int, int], Projected],
         shape: Tuple[int, int],
         active: List[int],
         state: LayerState,
@@ -201,7 +227,6 @@ class BiLstmStack(nn.Module):
         batch_size, n_steps = shape
         c, h = state[0].clone(), state[1].clone()
         out = c.new_zeros(2, batch_size, n_steps, layer.output_dim)
-        recurrent = layer.recurrent_weight.transpose(1, 2)
         row_bytes = 2 * 4 * layer.cell_dim * c.element_size()
         chunk = max(1, INPUT_CHUNK_BYTES // (row_bytes * max(batch_size, 1)))
         for start in range(0, n_steps, chunk):
@@ -213,7 +238,7 @@ class BiLstmStack(nn.Module):
                 n = active[t]
                 if n == 0:
                     break
-                z = torch.baddbmm(projected[:, :n, t - start], h[:, :n], recurrent)
+                z = layer.step_products(projected, n, t - start, h[:, :n])
                 h_new = self._cell_in_place(layer, z, c[:, :n])
                 h[:, :n] = h_new
                 out[:, :n, t] = h_new

@@ -36,7 +36,7 @@ def embed_command(
     batch_size: int = typer.Option(DEFAULTS.batch_size, help="Most sequences per biLM forward pass"),
     max_tokens: int = typer.Option(DEFAULTS.max_tokens, help="Most padded token slots per forward pass"),
     device: str = typer.Option(DEFAULTS.device, help="auto, cpu, cuda or cuda:N"),
-    dtype: str = typer.Option(DEFAULTS.dtype, help="float32 or bfloat16 computation"),
+    dtype: str = typer.Option(DEFAULTS.dtype, help="float32, bfloat16 or int8 (CPU only) computation"),
     threads: Optional[int] = typer.Option(None, help="torch threads (local engine; default: torch's, at most the CPUs this process may use); ray workers use --cpus-per-worker"),
     engine: str = typer.Option("local", help="local (one process, hdf5) or ray (Ray Data, Parquet)"),
     output_format: Optional[str] = typer.Option(None, "--format", help="hdf5 (local engine) or parquet (ray engine)"),

@@ -101,7 +101,7 @@ def embed_dataset(
     layers: "all" (n_layers, n_tokens, width), or one layer or a fixed mix (1, n_tokens, width):
         an index, "top", "average" or "mix" (`mix_weights`, `mix_gamma`).
     dtype (str): storage of the vectors, "float32" or "float16".
-    model_dtype (str): the biLM's computation, "float32" or "bfloat16".
+    model_dtype (str): the biLM's computation, "float32", "bfloat16" or "int8" (CPU only).
     device (str): as the model block's; "auto" means CUDA when `num_gpus` > 0.
     RETURNS (ray.data.Dataset): the rows with "problem", "tokens", "shape", "dtype", "vectors".
     """

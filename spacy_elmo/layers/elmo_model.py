@@ -39,7 +39,8 @@ class ElmoModelSettings:
     batch_size (int): most sequences per biLM forward pass.
     max_tokens (int): most padded token slots per forward pass, bounding memory.
     device (str): "auto" (follow spaCy's GPU setting), "cpu", "cuda", "cuda:N" or "mps".
-    dtype (str): "float32" or "bfloat16" for the biLM's weights; outputs are float32.
+    dtype (str): the biLM's computation: "float32", "bfloat16", or "int8" (CPU only; weights
+        quantized per output channel when loaded); outputs are float32.
     keep_softmax (bool): keep the biLM's softmax (for perplexities); features do not need it,
         so by default it is dropped when the weights are read and not saved with a pipeline.
     """
@@ -172,12 +173,16 @@ def _place(bilm: Any, settings: ElmoModelSettings, device: Optional[Any]) -> Any
     """The biLM on the configured device and in the configured dtype, in eval mode."""
     from thinc.api import get_torch_default_device
 
-    from ..runtime import torch_device, torch_dtype
+    from ..bilm.quantization import to_compute_dtype
+    from ..runtime import torch_device
     from .fork_safety import single_thread_torch_in_forked_children
 
     single_thread_torch_in_forked_children()
     target = torch_device(settings.device, auto=device or get_torch_default_device())
-    return bilm.to(device=target, dtype=torch_dtype(settings.dtype)).eval()
+    try:
+        return to_compute_dtype(bilm, target, settings.dtype)
+    except ConfigError as err:
+        raise ConfigError(f"elmo model: {err}") from None
 
 
 def _set_bilm(model: Model, bilm: Any) -> None:

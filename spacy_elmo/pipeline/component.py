@@ -147,6 +147,13 @@ class Elmo(TrainablePipe):
         bilm = ensure_loaded(self.model)
         s = self.settings
         coefficients = layer_coefficients(s.layer, bilm.n_layers, s.mix_weights, s.mix_gamma)
+        from ..bilm.quantization import is_int8
+
+        if not s.frozen and is_int8(bilm):
+            raise ConfigError(
+                f"elmo component '{self.name}': frozen = false fine-tunes the biLM, but an int8 biLM has no gradients; "
+                "set the model's dtype to float32 (or bfloat16), or keep frozen = true"
+            )
         bilm.requires_grad_(not s.frozen)
         model_lang = (self.model.attrs.get("bilm_info") or {}).get("lang")
         if self.lang and model_lang and model_lang != self.lang:

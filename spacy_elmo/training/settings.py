@@ -93,6 +93,8 @@ class TrainingSettings:
                 f"unknown precision {self.precision!r}; choose one of {', '.join(COMPUTE_DTYPES)}"
             )
         self.precision = COMPUTE_DTYPES[self.precision]
+        if self.precision == "int8":
+            raise TrainingSetupError("precision int8 is for inference only; train in float32 or bf16")
         if self.model_dtype not in STORAGE_DTYPES:
             raise TrainingSetupError(
                 f"unknown model dtype {self.model_dtype!r}; choose one of {', '.join(STORAGE_DTYPES)}"
