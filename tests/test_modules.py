@@ -86,6 +86,18 @@ def test_cache_is_bounded_and_follows_weight_changes():
     assert not np.allclose(before[0], after[0])
 
 
+def test_cache_filled_in_inference_mode_serves_a_frozen_model_with_gradients_on():
+    """A frozen biLM run first under inference mode (`embed_sentences`) and then with autograd
+    on (a frozen feature extractor inside a user's torch model) caches new tokens in both."""
+    bilm = random_bilm()
+    bilm.requires_grad_(False)
+    first = bilm.embed_sentences([["a", "cat"]])[0]
+    layers = bilm.layer_tensors([["a", "dog", "sat"]])  # writes new tokens into the cache
+    # the token layer of "a dog": the same whether the cache or the encoder served it
+    np.testing.assert_allclose(layers[0][0, :2].numpy(), bilm.embed_sentences([["a", "dog"]])[0][0, :2], atol=1e-6)
+    assert first.shape[1] == 2 and len(bilm.token_cache) >= 5
+
+
 @pytest.mark.parametrize("dtype", ["bfloat16"])
 def test_bfloat16_stays_close_to_float32(tmp_path, dtype):
     from spacy_elmo import load_bilm

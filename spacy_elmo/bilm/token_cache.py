@@ -87,10 +87,10 @@ class TokenEmbeddingCache:
         storage = self._storage
         if storage is None or storage.dtype != vectors.dtype or storage.device != vectors.device:
             self._slots.clear()
-            storage = vectors.new_empty((min(capacity, max(1024, n_needed)), vectors.shape[1]))
+            storage = _normal_empty(vectors, min(capacity, max(1024, n_needed)))
         needed = len(self._slots) + len(tokens)
         if needed > storage.shape[0] and storage.shape[0] < capacity:
-            grown = vectors.new_empty((min(capacity, max(needed, 2 * storage.shape[0])), vectors.shape[1]))
+            grown = _normal_empty(vectors, min(capacity, max(needed, 2 * storage.shape[0])))
             grown[: storage.shape[0]] = storage
             storage = grown
         self._storage = storage
@@ -103,3 +103,10 @@ class TokenEmbeddingCache:
         for token, slot in zip(tokens, free):
             self._slots[token] = slot
         return True
+
+
+def _normal_empty(like: torch.Tensor, n_rows: int) -> torch.Tensor:
+    """Rows for the cache that are not inference tensors, even when made under
+    `torch.inference_mode`, so that a later call outside it can still write to them."""
+    with torch.inference_mode(False):
+        return torch.empty((n_rows, like.shape[1]), dtype=like.dtype, device=like.device)
