@@ -11,6 +11,8 @@ import pytest
 import spacy
 from spacy.tokens import DocBin
 
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("spacy_experimental", reason="needs the `coref` extra")
 pytest.importorskip("udapi", reason="needs the `coref` extra")
 

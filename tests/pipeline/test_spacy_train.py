@@ -8,6 +8,8 @@ import pytest
 import spacy
 from spacy.tokens import DocBin
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 TEXTS = [
     ("I like London and Berlin.", [(7, 13, "LOC"), (18, 24, "LOC")]),

@@ -14,6 +14,8 @@ from spacy_elmo.distributed.output import to_array  # noqa: E402
 from spacy_elmo.layers.elmo_model import ElmoModelSettings  # noqa: E402
 from spacy_elmo.line_embedder import LineEmbedder  # noqa: E402
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture()
 def two_nodes():

@@ -5,6 +5,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 PROJECT_FILES = ("project.yml", "configs", "scripts", "data")
 

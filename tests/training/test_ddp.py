@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 from spacy_elmo.bilm import load_bilm
+
+pytestmark = pytest.mark.slow
 
 
 def torchrun(out: Path, *args: str) -> subprocess.CompletedProcess:

@@ -16,7 +16,7 @@ from spacy_elmo.training.presets import preset_options
 
 from .helpers import single_thread  # noqa: F401
 
-pytestmark = pytest.mark.usefixtures("single_thread")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("single_thread")]
 
 STEPS = 150
 
