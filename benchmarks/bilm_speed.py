@@ -91,7 +91,7 @@ def run_worker(
 
         reset_peak()
         baseline = memory_bytes("VmRSS")
-        bilm = load_bilm(folder / "weights.hdf5", options=folder / "options.json", dtype=dtype)
+        bilm = load_bilm(folder / "weights.hdf5", options=folder / "options.json", compute_dtype=dtype)
         loaded = memory_bytes("VmHWM")
 
         def embed() -> list:

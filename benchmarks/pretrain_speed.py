@@ -44,7 +44,7 @@ SETTING_KEYS = {
     "negatives": "negatives",
     "rows": "batch_size",
     "bptt": "unroll_steps",
-    "precision": "precision",
+    "precision": "compute_dtype",
 }
 
 

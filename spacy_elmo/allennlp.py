@@ -246,7 +246,7 @@ class ElmoEmbedder:
         check_lines(lines, input_file if isinstance(input_file, (str, Path)) else "the input")
         embedded = zip(lines, self.embed_sentences((line.split() for line in lines), batch_size))
         write_embedding_file(
-            output_file_path, embedded, output_format=output_format, forget_sentences=forget_sentences, use_sentence_keys=use_sentence_keys
+            output_file_path, embedded, layers=output_format, forget_sentences=forget_sentences, use_sentence_keys=use_sentence_keys
         )
 
 

@@ -5,7 +5,7 @@ Validation here needs no torch (spaCy imports the factories at start-up); `torch
 and `torch_dtype` import it when a model is really placed.
 """
 import re
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from .errors import ConfigError
 
@@ -14,10 +14,12 @@ from .errors import ConfigError
 DEFAULT_BATCH_SIZE = 64
 DEFAULT_MAX_TOKENS = 4096
 DEVICE_PATTERN = re.compile(r"auto|cpu|cuda(:\d+)?|mps")
-# Computation types, with the short names of the pretrain CLI.
+# compute_dtype: the type a biLM computes in, by name and short name (outputs are float32).
 COMPUTE_DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16"}
-# Storage types of a saved model; "float16-softmax" stores only the softmax in float16.
+# storage_dtype: the type weights or vectors are written in; "float16-softmax" stores only a
+# model's softmax in float16. Vectors (numpy) take the first two.
 STORAGE_DTYPES = ("float32", "float16", "bfloat16", "float16-softmax")
+VECTOR_STORAGE_DTYPES = STORAGE_DTYPES[:2]
 
 
 def set_threads(threads: Optional[int] = None) -> int:
@@ -47,11 +49,18 @@ def check_device(device: Any, what: str = "device") -> str:
     return text
 
 
-def compute_dtype(dtype: str, what: str = "dtype") -> str:
+def check_compute_dtype(dtype: str, what: str = "compute dtype") -> str:
     """The canonical name ("float32" or "bfloat16") of a computation type or its short name."""
     if dtype not in COMPUTE_DTYPES:
         raise ConfigError(f"unknown {what} {dtype!r}; use one of {', '.join(COMPUTE_DTYPES)}")
     return COMPUTE_DTYPES[dtype]
+
+
+def check_storage_dtype(dtype: str, what: str = "storage dtype", choices: Sequence[str] = STORAGE_DTYPES) -> str:
+    """`dtype` if it is one of the storage types `choices`, else a ConfigError naming them."""
+    if dtype not in choices:
+        raise ConfigError(f"unknown {what} {dtype!r}; use one of {', '.join(choices)}")
+    return dtype
 
 
 def torch_device(device: Any, auto: Optional[Any] = None) -> Any:
@@ -77,4 +86,4 @@ def torch_dtype(dtype: str) -> Any:
     """The torch dtype of a computation type name."""
     import torch
 
-    return getattr(torch, compute_dtype(dtype))
+    return getattr(torch, check_compute_dtype(dtype))

@@ -6,6 +6,7 @@ from typing import List, Optional, Union
 
 import torch
 
+from ..deprecation import renamed
 from ..runtime import torch_device, torch_dtype
 from .errors import BundledModelNotFound, ModelFormatError
 from .model import BiLM
@@ -20,6 +21,15 @@ def bundled_models() -> List[str]:
     if not BUNDLED_DIR.is_dir():
         return []
     return sorted(p.name for p in BUNDLED_DIR.iterdir() if (p / "config.json").is_file())
+
+
+def check_model_source(source: Optional[PathLike]) -> None:
+    """Raise the error `resolve_model_path` would raise for `source`, without a download: a
+    published name is taken as it is."""
+    from .published import PUBLISHED
+
+    if str(source) not in PUBLISHED or Path(str(source)).exists():
+        resolve_model_path(source)
 
 
 def resolve_model_path(source: Optional[PathLike]) -> Path:
@@ -53,7 +63,8 @@ def load_bilm(
     *,
     options: Optional[PathLike] = None,
     device: Union[str, torch.device] = "cpu",
-    dtype: str = "float32",
+    compute_dtype: str = "float32",
+    dtype: Optional[str] = None,
 ) -> BiLM:
     """Load a biLM, in eval mode.
 
@@ -64,12 +75,14 @@ def load_bilm(
         archive of any of these folders (as the NLPL vector repository publishes them).
     options (Optional[PathLike]): the ``options.json`` of original weights.
     device (Union[str, torch.device]): where the model runs, e.g. "cpu" or "cuda:0".
-    dtype (str): "float32" (default) or "bfloat16" computation.
+    compute_dtype (str): "float32" (default) or "bfloat16" computation; `dtype` is its old
+        name (deprecated).
     RETURNS (BiLM): the model.
     """
+    compute_dtype = renamed("load_bilm", "dtype", "compute_dtype", dtype, compute_dtype)
     from .archive import is_archive, unpack
 
-    target, number_type = torch_device(device), torch_dtype(dtype)
+    target, number_type = torch_device(device), torch_dtype(compute_dtype)
     path = resolve_model_path(source)
     if path.is_dir():
         bilm = _load_folder(path, options)

@@ -10,6 +10,7 @@ import torch
 
 from .config import BiLMConfig
 from .errors import ModelFormatError
+from .json_file import read_json_file
 from .lexicon import Lexicon
 from .model import BiLM
 
@@ -25,11 +26,7 @@ def read_options(path: PathLike) -> BiLMConfig:
     path = Path(path)
     if not path.is_file():
         raise ModelFormatError(f"{path}: options file not found")
-    try:
-        options = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ModelFormatError(f"{path}: not a valid JSON options file ({err})") from None
-    return BiLMConfig.from_options(options, source=str(path))
+    return BiLMConfig.from_options(read_json_file(path), source=str(path))
 
 
 def load_original(weights: PathLike, options: PathLike) -> BiLM:

@@ -59,9 +59,11 @@ def pretrain_command(
     learning_rate: Optional[float] = typer.Option(None, help=f"Learning rate {_default('learning_rate')}"),
     clip_norm: Optional[float] = typer.Option(None, help=f"Global gradient-norm clip {_default('clip_norm')}"),
     dropout: Optional[float] = typer.Option(None, help=f"Dropout on each LSTM layer's input {_default('dropout')}"),
-    precision: Optional[str] = typer.Option(
+    compute_dtype: Optional[str] = typer.Option(
         None,
-        help=f"float32 or bf16 (bfloat16 matrix products; float32 weights, optimizer, state and loss) {_default('precision')}",
+        "--compute-dtype",
+        "--precision",
+        help=f"float32 or bf16 (bfloat16 matrix products; float32 weights, optimizer, state and loss) {_default('compute_dtype')}; --precision: its old name, deprecated",
     ),
     max_vocab_size: Optional[int] = typer.Option(None, help="Most softmax entries, specials included"),
     min_count: Optional[int] = typer.Option(None, help=f"Least occurrences of a vocabulary word {_default('min_count')}"),
@@ -81,8 +83,11 @@ def pretrain_command(
     export_original: bool = typer.Option(
         False, "--export-original", help="Also write original/options.json + weights.hdf5"
     ),
-    model_dtype: Optional[str] = typer.Option(
-        None, help=f"Storage type of the final model: {', '.join(STORAGE_DTYPES)} (float16-softmax: float16 for the softmax only) {_default('model_dtype')}; it computes in float32"
+    storage_dtype: Optional[str] = typer.Option(
+        None,
+        "--storage-dtype",
+        "--model-dtype",
+        help=f"Type the final model is saved in: {', '.join(STORAGE_DTYPES)} (float16-softmax: float16 for the softmax only) {_default('storage_dtype')}; --model-dtype: its old name, deprecated",
     ),
     device: str = typer.Option("auto", help="auto, cpu or cuda (under torchrun: one GPU per process)"),
     threads: Optional[int] = typer.Option(
@@ -103,7 +108,7 @@ def pretrain_command(
         "learning_rate": learning_rate,
         "clip_norm": clip_norm,
         "dropout": dropout,
-        "precision": precision,
+        "compute_dtype": compute_dtype,
         "max_vocab_size": max_vocab_size,
         "min_count": min_count,
         "max_line_chars": max_line_chars,
@@ -116,7 +121,7 @@ def pretrain_command(
         "eval_every": eval_every,
         "log_every": log_every,
         "keep_checkpoints": keep_checkpoints,
-        "model_dtype": model_dtype,
+        "storage_dtype": storage_dtype,
     }
     given = {k: v for k, v in given.items() if v is not None}
     if epochs == 0:

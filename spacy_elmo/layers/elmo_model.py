@@ -17,10 +17,10 @@ from thinc.api import Model, PyTorchShim, torch2xp, xp2torch
 from thinc.types import Floats3d
 
 from ..errors import ConfigError, SpacyElmoError
-from ..runtime import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, check_device, compute_dtype
+from ..registry_names import ELMO_MODEL
+from ..runtime import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, check_compute_dtype, check_device
 from .segments import assemble, check_context, plan_segments
 
-ARCHITECTURE = "spacy-elmo.ElmoModel.v1"
 # Held while weights are loaded, so that threads using a model for the first time load it once.
 LOADING = threading.RLock()
 
@@ -39,7 +39,8 @@ class ElmoModelSettings:
     batch_size (int): most sequences per biLM forward pass.
     max_tokens (int): most padded token slots per forward pass, bounding memory.
     device (str): "auto" (follow spaCy's GPU setting), "cpu", "cuda", "cuda:N" or "mps".
-    dtype (str): "float32" or "bfloat16" for the biLM's weights; outputs are float32.
+    dtype (str): the compute dtype, "float32" or "bfloat16" (weights and products); outputs
+        are float32.
     keep_softmax (bool): keep the biLM's softmax (for perplexities); features do not need it,
         so by default it is dropped when the weights are read and not saved with a pipeline.
     """
@@ -66,13 +67,13 @@ class ElmoModelSettings:
                 raise ConfigError(f"elmo model: '{key}' must be at least 1, got {getattr(self, key)}")
         try:
             check_device(self.device, "'device'")
-            object.__setattr__(self, "dtype", compute_dtype(self.dtype, "'dtype'"))
+            object.__setattr__(self, "dtype", check_compute_dtype(self.dtype, "'dtype'"))
         except ConfigError as err:
             raise ConfigError(f"elmo model: {err}") from None
 
     def to_config(self) -> Dict[str, Any]:
         """The model block of a config with these settings."""
-        return {"@architectures": ARCHITECTURE, **asdict(self)}
+        return {"@architectures": ELMO_MODEL, **asdict(self)}
 
 
 def build_elmo_model(settings: ElmoModelSettings) -> Model[List[Doc], List[Floats3d]]:
@@ -114,7 +115,7 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y: Optional[Any] = None) -
 
     settings: ElmoModelSettings = model.attrs["settings"]
     try:
-        bilm = load_bilm(settings.bilm, options=settings.options, device="cpu", dtype="float32")
+        bilm = load_bilm(settings.bilm, options=settings.options, device="cpu")
     except SpacyElmoError as err:
         raise type(err)(f"elmo model: {err}") from err
     except OSError as err:

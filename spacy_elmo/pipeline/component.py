@@ -14,17 +14,16 @@ from thinc.api import Model, Optimizer
 from thinc.types import Floats3d
 
 from ..errors import ConfigError, SpacyElmoError
+from ..layer_choice import layer_coefficients
 from ..layers.elmo_model import LOADING, ensure_loaded, get_bilm, with_fixed_weights
 from ..layers.listener import ElmoListener
 from ..mixing import mix_layers
+from ..registry_names import ELMO_EMBED, ELMO_LISTENER, ELMO_MODEL
 from .extensions import install_extensions
 from .feature_cache import FeatureCache
-from .layer_selection import layer_coefficients
 from .settings import ElmoSettings, default_config
 from .vector_hooks import set_vector_hooks
 
-LISTENER_ARCHITECTURE = "spacy-elmo.ElmoListener.v1"
-EMBED_ARCHITECTURE = "spacy-elmo.ElmoEmbed.v1"
 
 
 @Language.factory("elmo", assigns=["doc._.elmo", "token._.elmo", "span._.elmo"], default_config=default_config())
@@ -48,7 +47,7 @@ def make_elmo(
     if isinstance(model, str):
         raise ConfigError(
             f"elmo component '{name}': model = {model!r} is a spacy-elmo 0.1 setting; the model is now a block "
-            f"([components.{name}.model] with @architectures = \"spacy-elmo.ElmoModel.v1\" and bilm = {model!r}). "
+            f"([components.{name}.model] with @architectures = \"{ELMO_MODEL}\" and bilm = {model!r}). "
             "Rewrite the config with: python -m spacy_elmo upgrade-config OLD.cfg NEW.cfg"
         )
     settings = ElmoSettings(layer, mix_weights, mix_gamma, store, set_vectors, frozen, feature_cache_mb)
@@ -117,7 +116,7 @@ class Elmo(TrainablePipe):
         if trainable and not self.listeners:
             warnings.warn(
                 f"elmo component '{self.name}': no component listens to it, so {', '.join(trainable)} do not use "
-                "its features; give them a spacy-elmo.ElmoListener.v1 tok2vec (python -m spacy_elmo init-config "
+                f"its features; give them a {ELMO_LISTENER} tok2vec (python -m spacy_elmo init-config "
                 "writes such a config)",
                 stacklevel=3,
             )
@@ -146,7 +145,10 @@ class Elmo(TrainablePipe):
         """Finish setting up loaded weights: freezing, the layer selection, listener sizes."""
         bilm = ensure_loaded(self.model)
         s = self.settings
-        coefficients = layer_coefficients(s.layer, bilm.n_layers, s.mix_weights, s.mix_gamma)
+        try:
+            coefficients = layer_coefficients(s.layer, bilm.n_layers, s.mix_weights, s.mix_gamma)
+        except ConfigError as err:
+            raise ConfigError(f"elmo: {err}") from None
         bilm.requires_grad_(not s.frozen)
         model_lang = (self.model.attrs.get("bilm_info") or {}).get("lang")
         if self.lang and model_lang and model_lang != self.lang:
@@ -368,9 +370,9 @@ def _replace_listener_cfg(model_cfg: Dict[str, Any], tok2vec_cfg: Dict[str, Any]
     def rewrite(block: Any) -> Any:
         if not isinstance(block, dict):
             return block
-        if block.get("@architectures") == LISTENER_ARCHITECTURE:
+        if block.get("@architectures") == ELMO_LISTENER:
             kept = {key: value for key, value in block.items() if key not in ("@architectures", "upstream")}
-            return {"@architectures": EMBED_ARCHITECTURE, **kept, "frozen_elmo": frozen, "elmo": dict(model_cfg)}
+            return {"@architectures": ELMO_EMBED, **kept, "frozen_elmo": frozen, "elmo": dict(model_cfg)}
         return {key: rewrite(value) for key, value in block.items()}
 
     return rewrite(tok2vec_cfg)

@@ -18,7 +18,7 @@ from ..bilm.vocab_file import VOCAB_FILE
 from ..errors import SpacyElmoError
 from .checkpoint import latest_checkpoint, read_checkpoint
 from .corpus import CorpusStats, TextCorpus, make_tokenizer
-from .distributed import Processes, broadcast, start_processes, stop_processes
+from .ddp import Processes, broadcast, start_processes, stop_processes
 from .errors import CorpusError, TrainingSetupError
 from .settings import RESUMABLE, TrainingSettings
 from .trainer import CHECKPOINT_DIR, PretrainResult, Trainer

@@ -39,7 +39,7 @@ def test_bytes_round_trip_with_softmax_and_vocab():
 
 def test_float16_storage_stays_close(tmp_path):
     bilm = random_bilm()
-    save_bilm(bilm, tmp_path / "half", dtype="float16")
+    save_bilm(bilm, tmp_path / "half", storage_dtype="float16")
     loaded = load_bilm(tmp_path / "half")
     assert loaded.dtype.is_floating_point and str(loaded.dtype) == "torch.float32"
     assert_same_outputs(bilm, loaded, atol=1e-2)
@@ -49,7 +49,8 @@ def test_float16_softmax_storage_keeps_embeddings_exact(tmp_path):
     bilm = random_bilm()
     bilm.set_softmax(["<S>", "</S>", "<UNK>", "a", "b"])
     save_bilm(bilm, tmp_path / "full")
-    save_bilm(bilm, tmp_path / "mixed", dtype="float16-softmax")
+    with pytest.warns(DeprecationWarning, match="save_bilm: dtype is deprecated; use storage_dtype"):
+        save_bilm(bilm, tmp_path / "mixed", dtype="float16-softmax")  # the old keyword still works
     loaded = load_bilm(tmp_path / "mixed")
     assert_same_outputs(bilm, loaded, atol=0.0)
     softmax = bilm.softmax.weight.detach()
@@ -195,7 +196,7 @@ def test_bundled_names_and_bad_arguments(tmp_path):
         load_bilm("no_such_model")
     save_bilm(random_bilm(), tmp_path / "m")
     with pytest.raises(ValueError, match="dtype"):
-        load_bilm(tmp_path / "m", dtype="float8")
+        load_bilm(tmp_path / "m", compute_dtype="float8")
     with pytest.raises(ValueError, match="device"):
         load_bilm(tmp_path / "m", device="tpu:7")
 

@@ -132,9 +132,9 @@ def test_bfloat16_pretraining_keeps_float32_weights_and_follows_float32(tmp_path
     losses = {}
     for precision in ("float32", "bf16"):
         settings = TrainingSettings(
-            batch_size=3, unroll_steps=5, negatives=8, epochs=None, max_steps=3, precision=precision
+            batch_size=3, unroll_steps=5, negatives=8, epochs=None, max_steps=3, compute_dtype=precision
         )
-        assert settings.precision in ("float32", "bfloat16")
+        assert settings.compute_dtype in ("float32", "bfloat16")
         result = pretrain(tmp_path / precision, [text], preset_options("tiny"), settings, show_progress=False)
         losses[precision] = result.loss
         bilm = load_bilm(tmp_path / precision / "model")

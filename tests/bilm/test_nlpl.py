@@ -88,5 +88,5 @@ def test_an_archive_without_a_model_and_a_broken_one_are_named(tmp_path):
 
 def test_an_error_inside_an_archive_names_the_archive(folder, tmp_path):
     (folder / "options.json").write_text("{not json")
-    with pytest.raises(ModelFormatError, match=r"218\.zip: in the archive: .*options\.json: not a valid JSON"):
+    with pytest.raises(ModelFormatError, match=r"218\.zip: in the archive: .*options\.json: not valid JSON"):
         load_bilm(zip_folder(folder, tmp_path / "218.zip"))

@@ -133,6 +133,16 @@ def test_an_interrupted_download_leaves_no_file_and_a_retry_succeeds(server):
     assert load_bilm("elmo-small").n_layers == 3
 
 
+def test_a_failed_first_download_leaves_no_empty_cache_folder(monkeypatch, tmp_path):
+    server = serve({}, monkeypatch, tmp_path)  # every file: 404
+    try:
+        with pytest.raises(ModelDownloadError, match="cannot download"):
+            load_bilm("elmo-small")
+        assert not model_folder("elmo-small").exists()
+    finally:
+        server.close()
+
+
 def test_a_corrupt_file_gives_the_format_error(server):
     for path in server.files:
         if path.endswith(".hdf5"):

@@ -107,13 +107,55 @@ def test_the_writer_keeps_allennlps_options(tmp_path):
     from spacy_elmo.errors import SpacyElmoError
 
     layers = np.arange(3 * 2 * 4, dtype=np.float32).reshape(3, 2, 4)
-    assert write_embedding_file(tmp_path / "top.hdf5", [("a b", layers)], output_format="top", forget_sentences=True) == 1
+    assert write_embedding_file(tmp_path / "top.hdf5", [("a b", layers)], layers="top", forget_sentences=True) == 1
     with h5py.File(tmp_path / "top.hdf5", "r") as handle:
         assert sorted(handle) == ["0"]
         np.testing.assert_array_equal(handle["0"][()], layers[-1])
-    write_embedding_file(tmp_path / "keys.hdf5", [("a b", layers)], output_format="average", use_sentence_keys=True)
+    write_embedding_file(tmp_path / "keys.hdf5", [("a b", layers)], layers="average", use_sentence_keys=True)
     with h5py.File(tmp_path / "keys.hdf5", "r") as handle:
         assert sorted(handle) == ["a b"]
         np.testing.assert_allclose(handle["a b"][()], layers.mean(axis=0))
     with pytest.raises(SpacyElmoError, match="twice"):
         write_embedding_file(tmp_path / "twice.hdf5", [("a b", layers), ("a b", layers)], use_sentence_keys=True)
+
+
+def test_embed_refuses_to_overwrite_an_hdf5_file_unless_told(allennlp_model_files, tmp_path):
+    source = tmp_path / "input.txt"
+    source.write_text("a b\n", encoding="utf8")
+    (tmp_path / "out.hdf5").write_bytes(b"kept")
+    result = embed(source, tmp_path / "out.hdf5", allennlp_model_files)
+    assert result.exit_code == 1 and result.output.strip() == f"error: {tmp_path / 'out.hdf5'} already exists; name a new file, or pass --overwrite"
+    assert (tmp_path / "out.hdf5").read_bytes() == b"kept"
+    result = embed(source, tmp_path / "out.hdf5", allennlp_model_files, "--overwrite")
+    assert result.exit_code == 0, result.output
+    with h5py.File(tmp_path / "out.hdf5", "r") as handle:
+        assert handle["0"].shape == (3, 2, 32)
+
+
+def test_an_unknown_language_is_one_line_naming_it(allennlp_model_files, tmp_path):
+    source = tmp_path / "input.txt"
+    source.write_text("a b\n", encoding="utf8")
+    result = embed(source, tmp_path / "out.hdf5", allennlp_model_files, "--lang", "english")
+    assert result.exit_code == 1 and len(result.output.strip().splitlines()) == 1, result.output
+    assert result.output.startswith("error: spaCy has no language 'english'; use a language code such as en")
+    assert not (tmp_path / "out.hdf5").exists()
+
+
+def test_the_local_engine_writes_one_layer_as_allennlps_top(allennlp_model_files, tmp_path):
+    weights, options = allennlp_model_files
+    source = tmp_path / "input.txt"
+    source.write_text("The cat sat .\n", encoding="utf8")
+    result = embed(source, tmp_path / "top.hdf5", allennlp_model_files, "--tokenize", "whitespace", "--layers", "top")
+    assert result.exit_code == 0, result.output
+    expected = load_bilm(weights, options=options).embed_sentences([LINES[0].split()])[0][-1]
+    with h5py.File(tmp_path / "top.hdf5", "r") as handle:
+        np.testing.assert_allclose(handle["0"][()], expected, rtol=1e-6, atol=1e-6)
+
+
+def test_the_old_option_names_are_aliases(allennlp_model_files, tmp_path):
+    source = tmp_path / "input.txt"
+    source.write_text("a b\n", encoding="utf8")
+    result = embed(source, tmp_path / "out.hdf5", allennlp_model_files, "--dtype", "bf16")
+    assert result.exit_code == 0, result.output
+    result = embed(source, tmp_path / "f16.hdf5", allennlp_model_files, "--storage", "float16")
+    assert result.exit_code == 1 and "--storage-dtype float16 is for the ray engine" in result.output

@@ -48,6 +48,14 @@ def test_every_registered_name_has_its_entry_point():
     assert declared["spacy_factories"] == {"elmo": "spacy_elmo.pipeline.component:make_elmo"}
 
 
+def test_the_registry_name_constants_are_the_entry_points():
+    from spacy_elmo import registry_names
+
+    constants = {value for name, value in vars(registry_names).items() if name.isupper()}
+    declared = {name for group in REGISTRIES for name in setup_cfg_entry_points()[group]}
+    assert constants == declared
+
+
 def test_entry_points_resolve_in_a_fresh_process():
     """In a new interpreter spaCy finds each name through the installed entry points alone."""
     names = {registry_name: sorted(setup_cfg_entry_points()[group]) for group, registry_name in REGISTRIES.items()}

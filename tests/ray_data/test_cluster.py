@@ -8,13 +8,17 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed")
 
 from ray.cluster_utils import Cluster  # noqa: E402
 
-from spacy_elmo.distributed import embed_dataset  # noqa: E402
-from spacy_elmo.distributed.inputs import read_inputs  # noqa: E402
-from spacy_elmo.distributed.output import to_array  # noqa: E402
 from spacy_elmo.layers.elmo_model import ElmoModelSettings  # noqa: E402
-from spacy_elmo.line_embedder import LineEmbedder  # noqa: E402
+from spacy_elmo.line_embedder import EmbedSettings, LineEmbedder  # noqa: E402
+from spacy_elmo.ray_data import embed_dataset  # noqa: E402
+from spacy_elmo.ray_data.inputs import read_inputs  # noqa: E402
+from spacy_elmo.ray_data.output import to_array  # noqa: E402
 
 pytestmark = pytest.mark.slow
+
+
+def model_settings(weights, options, **model):
+    return EmbedSettings(ElmoModelSettings(bilm=str(weights), options=str(options), **model))
 
 
 @pytest.fixture()
@@ -33,13 +37,13 @@ def test_two_nodes_share_the_work_and_give_the_same_rows(two_nodes, allennlp_mod
     (tmp_path / "in.txt").write_text("\n".join(lines) + "\n", encoding="utf8")
     weights, options = allennlp_model_files
     rows = read_inputs([str(tmp_path / "in.txt")], rows_per_block=8)
-    embedded = embed_dataset(rows, model=str(weights), options=str(options), batch_size=8, concurrency=2).materialize()
+    embedded = embed_dataset(rows, model_settings(weights, options, batch_size=8), concurrency=2).materialize()
     stats = embedded.stats()
     section = stats[stats.index("MapBatches(EmbedRows)") :]
     assert int(re.search(r"(\d+) nodes used", section).group(1)) == 2, stats
     by_line = {row["line"]: row for row in embedded.take_all()}
     assert sorted(by_line) == list(range(len(lines)))
-    embedder = LineEmbedder(ElmoModelSettings(bilm=str(weights), options=str(options)))
+    embedder = LineEmbedder(model_settings(weights, options))
     for i, (tokens, expected) in enumerate(embedder(lines)):
         row = by_line[i]
         assert row["tokens"] == tokens

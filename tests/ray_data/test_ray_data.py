@@ -17,9 +17,9 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 from spacy_elmo.cli.app import app  # noqa: E402
 from spacy_elmo.cli.main import main  # noqa: E402,F401  (registers the commands)
-from spacy_elmo.distributed import embed_dataset, embed_files, pipe_dataset, read_embeddings  # noqa: E402
 from spacy_elmo.layers.elmo_model import ElmoModelSettings  # noqa: E402
-from spacy_elmo.line_embedder import LineEmbedder  # noqa: E402
+from spacy_elmo.line_embedder import EmbedSettings, LineEmbedder  # noqa: E402
+from spacy_elmo.ray_data import embed_dataset, embed_files, pipe_dataset, read_embeddings  # noqa: E402
 
 FIRST = ["The cat sat on the mat.", "A second line, with more words.", "The cat sat on the mat."]
 SECOND = ["Colorless green ideas sleep furiously.", "Short one.", "We don't know where it went."]
@@ -31,6 +31,11 @@ def local_ray():
     ray.data.DataContext.get_current().enable_progress_bars = False
     yield
     ray.shutdown()
+
+
+def embed_settings(files, model=None, **settings):
+    weights, options = files
+    return EmbedSettings(ElmoModelSettings(bilm=str(weights), options=str(options), **(model or {})), **settings)
 
 
 def model_args(files):
@@ -74,9 +79,8 @@ def test_bad_rows_are_kept_and_counted_with_their_source_and_line(allennlp_model
     with gzip.open(tmp_path / "packed.txt.gz", "wt", encoding="utf8") as handle:
         handle.write("zipped line\n")
     pq.write_table(pa.table({"text": ["parquet row", None]}), tmp_path / "rows.parquet")
-    weights, options = allennlp_model_files
     inputs = [str(tmp_path / name) for name in ("text.txt", "records.jsonl", "packed.txt.gz", "rows.parquet")]
-    summary = embed_files(inputs, str(tmp_path / "out"), model=str(weights), options=str(options), batch_size=2)
+    summary = embed_files(inputs, str(tmp_path / "out"), embed_settings(allennlp_model_files, {"batch_size": 2}))
     problems = {(os.path.basename(source), line): problem for source, line, problem in summary["problems"]}
     assert problems == {
         ("text.txt", 1): "empty",
@@ -95,12 +99,11 @@ def test_bad_rows_are_kept_and_counted_with_their_source_and_line(allennlp_model
 
 
 def test_embed_dataset_keeps_columns_and_selects_layers(allennlp_model_files):
-    weights, options = allennlp_model_files
     ds = ray.data.from_items([{"id": 7, "text": "The cat sat ."}, {"id": 8, "text": ""}])
-    out = embed_dataset(ds, model=str(weights), options=str(options), tokenize="whitespace", layers="average", dtype="float16")
+    out = embed_dataset(ds, embed_settings(allennlp_model_files, tokenize="whitespace", layers="average", storage_dtype="float16"))
     rows = sorted(out.take_all(), key=lambda row: row["id"])
     assert [row["problem"] for row in rows] == [None, "empty"]
-    embedder = LineEmbedder(ElmoModelSettings(bilm=str(weights), options=str(options)), tokenize="whitespace")
+    embedder = LineEmbedder(embed_settings(allennlp_model_files, tokenize="whitespace"))
     (_, expected), = embedder(["The cat sat ."])
     array = np.frombuffer(rows[0]["vectors"], dtype=rows[0]["dtype"]).reshape(rows[0]["shape"])
     assert array.dtype == np.float16 and array.shape == (1, 4, 32)
@@ -110,8 +113,7 @@ def test_embed_dataset_keeps_columns_and_selects_layers(allennlp_model_files):
 def test_the_parquet_output_reads_with_pandas_alone(allennlp_model_files, tmp_path):
     pd = pytest.importorskip("pandas")
     (tmp_path / "in.txt").write_text("one two\nthree\n", encoding="utf8")
-    weights, options = allennlp_model_files
-    embed_files([str(tmp_path / "in.txt")], str(tmp_path / "out"), model=str(weights), options=str(options))
+    embed_files([str(tmp_path / "in.txt")], str(tmp_path / "out"), embed_settings(allennlp_model_files))
     frame = pd.read_parquet(tmp_path / "out").sort_values("line")
     assert list(frame["line"]) == [0, 1] and list(frame["text"]) == ["one two", "three"]
     row = frame.iloc[0]
@@ -138,15 +140,112 @@ def test_bad_inputs_fail_with_one_message_naming_the_file(allennlp_model_files, 
     assert result.exit_code == 1 and len(errors) == 1 and name in errors[0] and message in errors[0], result.output
 
 
+def test_an_empty_input_gives_the_same_line_on_both_engines_and_writes_nothing(allennlp_model_files, tmp_path):
+    (tmp_path / "empty.txt").write_bytes(b"")
+    errors = []
+    for engine, output in (("local", "out.hdf5"), ("ray", "out")):
+        args = ["embed", str(tmp_path / "empty.txt"), "-o", str(tmp_path / output), "--engine", engine, *model_args(allennlp_model_files)]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 1 and not (tmp_path / output).exists(), result.output
+        errors.append([line for line in result.output.splitlines() if line.startswith("error: ")])
+    assert errors[0] == errors[1] == [f"error: {tmp_path / 'empty.txt'} is empty: nothing to embed"]
+
+
+def test_a_failed_run_says_one_line_and_leaves_no_folder_to_block_the_next(allennlp_model_files, tmp_path):
+    weights, options = allennlp_model_files
+    (tmp_path / "in.txt").write_text("a b\n", encoding="utf8")
+    (tmp_path / "broken.hdf5").write_bytes(b"not an hdf5 file")  # found before Ray starts; fails in the workers
+    args = ["embed", str(tmp_path / "in.txt"), "-o", str(tmp_path / "out"), "--engine", "ray", "--options", str(options)]
+    result = CliRunner().invoke(app, [*args, "--model", str(tmp_path / "broken.hdf5")])
+    errors = [line for line in result.output.splitlines() if line.startswith("error: ")]
+    assert result.exit_code == 1 and len(errors) == 1 and "broken.hdf5" in errors[0], result.output
+    assert not (tmp_path / "out").exists()
+    rerun = CliRunner().invoke(app, [*args, "--model", str(weights)])
+    assert rerun.exit_code == 0 and "embedded 1 rows" in rerun.output, rerun.output
+
+
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        (["--workers", "0"], "workers (concurrency) must be a whole number of at least 1, got 0"),
+        (["--cpus-per-worker", "0"], "each worker needs some CPU"),
+        (["--model", "nope.hdf5"], "nope.hdf5: no such file or folder"),
+        (["--lang", "english"], "spaCy has no language 'english'"),
+        (["--layers", "middle"], "unknown 'layers' 'middle'"),
+    ],
+)
+def test_what_can_be_checked_is_checked_before_ray_starts(allennlp_model_files, tmp_path, monkeypatch, extra, message):
+    from spacy_elmo.ray_data import run
+
+    def no_ray(*args):
+        raise AssertionError("Ray was started")
+
+    monkeypatch.setattr(run, "ray_session", no_ray)
+    (tmp_path / "in.txt").write_text("a b\n", encoding="utf8")
+    args = ["embed", str(tmp_path / "in.txt"), "-o", str(tmp_path / "out"), "--engine", "ray", *model_args(allennlp_model_files), *extra]
+    result = CliRunner().invoke(app, args)
+    errors = [line for line in result.output.splitlines() if line.startswith("error: ")]
+    assert result.exit_code == 1 and len(errors) == 1 and message in errors[0], (result.output, result.exception)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("ours", [True, False])
+def test_ray_datas_reports_of_our_errors_stay_off_the_console(monkeypatch, ours):
+    import logging
+
+    from spacy_elmo.errors import SpacyElmoError
+    from spacy_elmo.ray_data.run import clear_errors
+
+    consoles = [h for h in logging.getLogger("ray.data").handlers if isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)]
+    assert consoles
+    shown = []
+    for handler in consoles:
+        monkeypatch.setattr(handler, "emit", shown.append)
+    with pytest.raises(SpacyElmoError if ours else RuntimeError):
+        with clear_errors():
+            # A logger Ray Data makes once the run is under way, as its executor's parts load.
+            logging.getLogger("ray.data._internal.made_during_the_run").error("Traceback of a worker's failure")
+            raise SpacyElmoError("the model cannot load") if ours else RuntimeError("not ours")
+    assert [record.getMessage() for record in shown] == ([] if ours else ["Traceback of a worker's failure"] * len(consoles))
+
+
+def test_rays_notices_are_quieted_only_for_the_start_and_a_users_setting_wins(monkeypatch):
+    import logging
+
+    from spacy_elmo.ray_data.run import QUIET_LOGGERS, _quiet
+
+    monkeypatch.delenv("RAY_BACKEND_LOG_LEVEL", raising=False)
+    with _quiet():
+        assert os.environ["RAY_BACKEND_LOG_LEVEL"] == "fatal"
+        assert all(logging.getLogger(name).level == logging.ERROR for name in QUIET_LOGGERS)
+    assert "RAY_BACKEND_LOG_LEVEL" not in os.environ
+    assert all(logging.getLogger(name).level == logging.NOTSET for name in QUIET_LOGGERS)
+    monkeypatch.setenv("RAY_BACKEND_LOG_LEVEL", "info")
+    with _quiet():
+        assert os.environ["RAY_BACKEND_LOG_LEVEL"] == "info"
+
+
+def test_the_old_names_still_work_with_a_warning(allennlp_model_files, tmp_path):
+    import spacy_elmo.distributed
+
+    weights, options = allennlp_model_files
+    with pytest.warns(DeprecationWarning, match="spacy_elmo.ray_data"):
+        assert spacy_elmo.distributed.embed_files is embed_files
+    ds = ray.data.from_items([{"text": "The cat sat ."}])
+    with pytest.warns(DeprecationWarning, match="dtype, layers, model, model_dtype, options"):
+        out = embed_dataset(ds, model=str(weights), options=str(options), layers="top", dtype="float16", model_dtype="float32")
+    (row,) = out.take_all()
+    assert row["dtype"] == "float16" and row["shape"] == [1, 4, 32]
+
+
 def test_a_killed_worker_loses_and_repeats_no_row(allennlp_model_files, tmp_path):
     lines = [f"line {i} says {' '.join(['word'] * (i % 17 + 1))} ." for i in range(400)]
     (tmp_path / "in.txt").write_text("\n".join(lines) + "\n", encoding="utf8")
-    weights, options = allennlp_model_files
+    settings = embed_settings(allennlp_model_files, {"batch_size": 16}, tokenize="whitespace")
     run = {}
 
     def embed():
-        run["summary"] = embed_files([str(tmp_path / "in.txt")], str(tmp_path / "out"), model=str(weights), options=str(options),
-                                     tokenize="whitespace", batch_size=16, block_rows=16, workers=2)  # fmt: skip
+        run["summary"] = embed_files([str(tmp_path / "in.txt")], str(tmp_path / "out"), settings, block_rows=16, workers=2)
 
     before = _map_workers()
     thread = threading.Thread(target=embed)
@@ -159,7 +258,7 @@ def test_a_killed_worker_loses_and_repeats_no_row(allennlp_model_files, tmp_path
     assert run["summary"]["rows"] == len(lines)
     rows = rows_by_line(tmp_path / "out")
     assert sorted(rows) == [("in.txt", i) for i in range(len(lines))]
-    embedder = LineEmbedder(ElmoModelSettings(bilm=str(weights), options=str(options)), tokenize="whitespace")
+    embedder = LineEmbedder(settings)
     for i, (tokens, expected) in zip(range(0, len(lines), 37), embedder(lines[::37])):
         assert rows[("in.txt", i)][0] == tokens
         np.testing.assert_allclose(rows[("in.txt", i)][1], expected, rtol=1e-5, atol=1e-5)

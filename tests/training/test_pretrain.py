@@ -215,10 +215,13 @@ def test_pretrain_and_evaluate_commands(tmp_path):
         3,
         "--max-vocab-size",
         8,
+        "--model-dtype",  # the old name of --storage-dtype
+        "float16",
         "--quiet",
     )
     assert result.exit_code == 0, result.output
     assert "steps 3" in result.output
+    assert json.loads((out / "model" / "config.json").read_text())["storage_dtype"] == "float16"
     bilm = load_bilm(out / "model")
     assert bilm.config.lstm_dim == 12 and len(bilm.vocab) == 8
     nlp = spacy.blank("en")
@@ -231,6 +234,18 @@ def test_pretrain_and_evaluate_commands(tmp_path):
     result = run_cli("pretrain", out, "--resume", "--max-steps", 5, "--quiet")
     assert result.exit_code == 0, result.output
     assert "steps 5" in result.output
+
+
+def test_the_settings_old_dtype_names_still_work_with_a_warning():
+    with pytest.warns(DeprecationWarning, match="precision is deprecated; use compute_dtype"):
+        settings = TrainingSettings(precision="bf16", storage_dtype="float16")
+    assert settings.compute_dtype == "bfloat16" and "precision" not in settings.to_dict()
+    with pytest.raises(AttributeError):
+        settings.precision
+    earlier_run = {**TrainingSettings().to_dict(), "precision": "bf16", "model_dtype": "float16"}
+    del earlier_run["compute_dtype"], earlier_run["storage_dtype"]
+    restored = TrainingSettings.from_dict(earlier_run)
+    assert (restored.compute_dtype, restored.storage_dtype) == ("bfloat16", "float16")
 
 
 @pytest.mark.parametrize(

@@ -13,15 +13,22 @@ def actor_options(concurrency: int, num_cpus: float, num_gpus: float) -> Dict[st
     """
     from ray.data import ActorPoolStrategy
 
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise SpacyElmoError(f"concurrency (workers) must be a whole number of at least 1, got {concurrency!r}")
-    if num_cpus <= 0 or num_gpus < 0:
-        raise SpacyElmoError(f"each worker needs some CPU and no negative GPU count, got num_cpus={num_cpus}, num_gpus={num_gpus}")
+    check_pool(concurrency, num_cpus, num_gpus)
     return {
         "compute": ActorPoolStrategy(size=concurrency),
         "num_cpus": num_cpus,
         "num_gpus": num_gpus,
     }
+
+
+def check_pool(workers: int, cpus_per_worker: float, gpus_per_worker: float) -> None:
+    """Refuse a pool that Ray cannot make: fewer than one worker, no CPU, a negative GPU count."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise SpacyElmoError(f"workers (concurrency) must be a whole number of at least 1, got {workers!r}")
+    if cpus_per_worker <= 0 or gpus_per_worker < 0:
+        raise SpacyElmoError(
+            f"each worker needs some CPU and no negative GPU count, got cpus per worker {cpus_per_worker}, gpus per worker {gpus_per_worker}"
+        )
 
 
 def threads_for(num_cpus: float) -> int:

@@ -20,9 +20,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 
-ROW_COLUMNS = ("source", "line", "text", "problem")
 VECTOR_COLUMNS = ("tokens", "shape", "dtype", "vectors")
-STORAGE_DTYPES = ("float32", "float16")
 Embedding = Tuple[str, int, List[str], np.ndarray]
 
 
