@@ -18,8 +18,8 @@ from torch import nn
 
 from .bilm import BiLM, load_bilm
 from .bilm.characters import CharacterMapper
+from .paths import PathLike
 
-PathLike = Union[str, Path]
 # AllenNLP's ELMo character ids have 50 characters per token.
 MAX_CHARACTERS = 50
 

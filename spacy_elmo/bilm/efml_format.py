@@ -7,17 +7,17 @@ JSON), ``char.dic`` and ``word.dic`` ("token<TAB>id" lines) and the state dicts
 """
 import pickle
 from pathlib import Path
-from typing import Any, Callable, Dict, Tuple, Union
+from typing import Any, Callable, Dict, Tuple
 
 import torch
 
+from ..paths import PathLike
 from .config import BiLMConfig
 from .errors import ModelFormatError
 from .json_file import read_json_file
 from .lexicon import OPTIONS_KEY, Lexicon
 from .model import BiLM
 
-PathLike = Union[str, Path]
 TRAINING_ARGUMENTS = "config.json"
 CHARACTERS_FILE, WORDS_FILE = "char.dic", "word.dic"
 TOKEN_EMBEDDER_FILE, ENCODER_FILE = "token_embedder.pkl", "encoder.pkl"

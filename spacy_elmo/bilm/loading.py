@@ -7,11 +7,11 @@ from typing import List, Optional, Union
 import torch
 
 from ..deprecation import renamed
+from ..paths import PathLike
 from ..runtime import torch_device, torch_dtype
 from .errors import BundledModelNotFound, ModelFormatError
 from .model import BiLM
 
-PathLike = Union[str, Path]
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "models"
 DEFAULT_MODEL = "en_base"
 

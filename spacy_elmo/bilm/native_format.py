@@ -2,7 +2,7 @@
 import json
 import struct
 from pathlib import Path
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, Optional
 
 import torch
 from safetensors import SafetensorError
@@ -10,6 +10,7 @@ from safetensors.torch import load as load_safetensors_bytes
 from safetensors.torch import load_file, save, save_file
 
 from ..deprecation import renamed
+from ..paths import PathLike
 from ..runtime import STORAGE_DTYPES
 from .config import BiLMConfig
 from .errors import ModelFormatError
@@ -17,7 +18,6 @@ from .json_file import read_json_file
 from .model import BiLM
 from .vocab_file import VOCAB_FILE, read_vocab, write_vocab
 
-PathLike = Union[str, Path]
 FORMAT_NAME = "spacy-elmo"
 FORMAT_VERSION = 1
 CONFIG_FILE = "config.json"

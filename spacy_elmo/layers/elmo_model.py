@@ -19,6 +19,7 @@ from thinc.types import Floats3d
 from ..errors import ConfigError, SpacyElmoError
 from ..registry_names import ELMO_MODEL
 from ..runtime import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, check_compute_dtype, check_device
+from .no_backprop import no_backprop
 from .segments import assemble, check_context, plan_segments
 
 # Held while weights are loaded, so that threads using a model for the first time load it once.
@@ -152,7 +153,7 @@ def forward(model: Model[List[Doc], List[Floats3d]], docs: List[Doc], is_train: 
         arrays = assemble(docs, segments, outputs, bilm.n_layers, bilm.output_dim)
     Y = [torch2xp(array.detach() if tune else array, ops=model.ops) for array in arrays]
     if not tune:
-        return Y, _no_backprop
+        return Y, no_backprop
 
     def backprop(dY: List[Floats3d]) -> List:
         pairs = [(a, xp2torch(model.ops.asarray3f(d), device=a.device)) for a, d in zip(arrays, dY) if a.requires_grad]
@@ -195,11 +196,8 @@ def _frozen_init(model: Model, X: Optional[List[Doc]] = None, Y: Optional[Any] =
 
 
 def _frozen_forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[List[Floats3d], Callable]:
-    return model.layers[0].predict(docs), _no_backprop
+    return model.layers[0].predict(docs), no_backprop
 
-
-def _no_backprop(_: Any) -> List:
-    return []
 
 
 def _serialize(bilm: Any) -> bytes:

@@ -17,6 +17,7 @@ from ..errors import ConfigError, SpacyElmoError
 from ..layer_choice import layer_coefficients
 from ..layers.elmo_model import LOADING, ensure_loaded, get_bilm, with_fixed_weights
 from ..layers.listener import ElmoListener
+from ..layers.no_backprop import no_backprop
 from ..mixing import mix_layers
 from ..registry_names import ELMO_EMBED, ELMO_LISTENER, ELMO_MODEL
 from .extensions import install_extensions
@@ -225,7 +226,7 @@ class Elmo(TrainablePipe):
         if masks is not None:
             layers = [x * mask for x, mask in zip(layers, masks)]
         if bp_layers is None:
-            accumulate_gradient = backprop = _no_backprop
+            accumulate_gradient = backprop = no_backprop
         else:
             d_layers = [ops.alloc(x.shape, dtype="f") for x in layers]
 
@@ -377,6 +378,3 @@ def _replace_listener_cfg(model_cfg: Dict[str, Any], tok2vec_cfg: Dict[str, Any]
 
     return rewrite(tok2vec_cfg)
 
-
-def _no_backprop(_: Any) -> List:
-    return []

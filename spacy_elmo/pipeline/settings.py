@@ -1,5 +1,5 @@
 """The settings of the `elmo` component: one dataclass, validated in one place, whose defaults
-the factory's default config (and the README's table) use."""
+the factory's default config (and the settings table of docs/usage.md) use."""
 from dataclasses import asdict, dataclass
 from typing import Any, Dict, List, Optional, Union
 

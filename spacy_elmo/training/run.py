@@ -121,14 +121,7 @@ def resume(
             )
         checkpoint = read_checkpoint(path)
         corpus = _train_corpus(spec, settings, processes)
-        counted = spec["corpus"]
-        stats = CorpusStats(
-            counted["lines"],
-            counted["sentences"],
-            counted["tokens"],
-            Counter(counted["skipped"]),
-            counted["first_skip"],
-        )
+        stats = CorpusStats.from_dict(spec["corpus"])
         heldout = _main_only(processes, lambda: _read_all(spec["heldout"], settings))
         trainer = Trainer(output_dir, checkpoint.bilm, corpus, settings, processes, show_progress, heldout, stats)
         trainer.restore(checkpoint)
@@ -231,13 +224,7 @@ def _prepare_fresh(
         with torch.no_grad():
             bilm.softmax.bias.copy_(torch.tensor(vocab.log_frequencies(counts or Counter(), stats.sentences)))
     output_dir.mkdir(parents=True, exist_ok=True)
-    spec["corpus"] = {
-        "lines": stats.lines,
-        "sentences": stats.sentences,
-        "tokens": stats.tokens,
-        "skipped": dict(stats.skipped),
-        "first_skip": stats.first_skip,
-    }
+    spec["corpus"] = stats.to_dict()
     spec["vocab_size"] = len(vocab)
     vocab.to_file(output_dir / VOCAB_FILE)
     (output_dir / RUN_FILE).write_text(json.dumps(spec, indent=2), encoding="utf8")

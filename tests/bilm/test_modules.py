@@ -92,7 +92,7 @@ def test_bfloat16_stays_close_to_float32(tmp_path, dtype):
 
     save_bilm(random_bilm(), tmp_path / "m")
     full = load_bilm(tmp_path / "m").embed_sentences([["some", "words", "here"]])[0]
-    low = load_bilm(tmp_path / "m", dtype=dtype).embed_sentences([["some", "words", "here"]])[0]
+    low = load_bilm(tmp_path / "m", compute_dtype=dtype).embed_sentences([["some", "words", "here"]])[0]
     assert low.dtype == np.float32
     assert np.abs(full - low).max() < 0.1
     assert not np.array_equal(full, low)

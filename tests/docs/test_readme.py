@@ -80,6 +80,15 @@ def test_the_readme_says_how_to_get_the_cpu_build_of_torch():
     assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in README.read_text(encoding="utf8")
 
 
+def test_the_examples_make_their_data_and_write_where_git_ignores():
+    lines = [line for block in code_blocks(README, "bash") for line in block.splitlines()]
+    train = next(i for i, line in enumerate(lines) if line.startswith("python -m spacy train"))
+    assert any("spacy convert" in line and "train" in line for line in lines[:train]), "no way to make train.spacy"
+    pretrain = next(line for line in lines if line.startswith("python -m spacy_elmo pretrain"))
+    top_folder = pretrain.split()[4].split("/")[0]
+    assert f"/{top_folder}/" in (REPO / ".gitignore").read_text().splitlines()
+
+
 def test_the_readme_is_a_front_door():
     assert len(README.read_text(encoding="utf8").splitlines()) <= 200
 
