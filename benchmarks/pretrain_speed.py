@@ -34,7 +34,7 @@ import typer
 from spacy_elmo.bilm import BiLMConfig
 from spacy_elmo.bilm.loading import resolve_model_path
 from spacy_elmo.cli.pretrain import _parse_count
-from spacy_elmo.training import TrainingSettings, pretrain, preset_options
+from spacy_elmo.training import TrainingSettings, pretrain, preset_architecture
 from spacy_elmo.training.presets import apply_overrides, parse_overrides
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,7 +77,7 @@ def architecture(name: str) -> Dict[str, Any]:
     """Options of a preset, or of the bundled default model ("bundled")."""
     if name == "bundled":
         return json.loads((resolve_model_path(None) / "config.json").read_text(encoding="utf8"))["options"]
-    return preset_options(name)
+    return preset_architecture(name)
 
 
 def parse_setting(text: str) -> Dict[str, Any]:

@@ -8,7 +8,7 @@ import typer
 
 from ..errors import SpacyElmoError
 from ..training.errors import TrainingSetupError
-from ..training.presets import DEFAULT_PRESET, PRESETS, apply_overrides, parse_overrides, preset_options
+from ..training.presets import DEFAULT_PRESET, PRESETS, apply_overrides, parse_overrides, preset_architecture
 from ..runtime import STORAGE_DTYPES, set_threads
 from ..training.settings import OPTIMIZERS, RESUMABLE, TrainingSettings
 from ..training.run import pretrain, resume
@@ -150,16 +150,16 @@ def pretrain_command(
         else:
             if not texts:
                 raise TrainingSetupError("give the training text files after OUTPUT_DIR")
-            options = None
+            architecture = None
             if init is None:
-                options = apply_overrides(preset_options(preset or DEFAULT_PRESET), parse_overrides(set_ or []))
+                architecture = apply_overrides(preset_architecture(preset or DEFAULT_PRESET), parse_overrides(set_ or []))
             elif preset or set_:
                 raise TrainingSetupError("--init fixes the architecture; drop --preset / --set")
             settings = TrainingSettings.from_dict({**TrainingSettings().to_dict(), **given})
             result = pretrain(
                 output_dir,
                 texts,
-                options,
+                architecture,
                 settings,
                 init=init,
                 init_options=init_options,

@@ -10,7 +10,7 @@ from torch.nn import functional as F
 from spacy_elmo.bilm import BiLMConfig
 from spacy_elmo.bilm import token_encoder
 from spacy_elmo.bilm.lstm import BiLstmLayer, BiLstmStack
-from spacy_elmo.training.presets import apply_overrides, preset_options
+from spacy_elmo.training.presets import apply_overrides, preset_architecture
 
 from ..conftest import random_bilm
 
@@ -50,7 +50,7 @@ def reference_layer(layer: BiLstmLayer, config: BiLMConfig, x, active: List[int]
     ids=["projection", "clipping-active", "no-projection"],
 )
 def test_layer_function_equals_autograd_through_the_steps(changes):
-    options = apply_overrides(preset_options("tiny"), changes)
+    options = apply_overrides(preset_architecture("tiny"), changes)
     config = BiLMConfig.from_options(options)
     torch.manual_seed(0)
     stack = BiLstmStack(config).double()
@@ -135,7 +135,7 @@ def test_bfloat16_pretraining_keeps_float32_weights_and_follows_float32(tmp_path
             batch_size=3, unroll_steps=5, negatives=8, epochs=None, max_steps=3, compute_dtype=precision
         )
         assert settings.compute_dtype in ("float32", "bfloat16")
-        result = pretrain(tmp_path / precision, [text], preset_options("tiny"), settings, show_progress=False)
+        result = pretrain(tmp_path / precision, [text], preset_architecture("tiny"), settings, show_progress=False)
         losses[precision] = result.loss
         bilm = load_bilm(tmp_path / precision / "model")
         assert all(p.dtype == torch.float32 for p in bilm.parameters())

@@ -12,7 +12,7 @@ import torch
 
 from spacy_elmo.bilm import load_bilm
 from spacy_elmo.training import TrainingSettings, pretrain, resume
-from spacy_elmo.training.presets import preset_options
+from spacy_elmo.training.presets import preset_architecture
 
 from .helpers import single_thread  # noqa: F401
 
@@ -76,7 +76,7 @@ def test_interrupted_and_resumed_run_equals_an_uninterrupted_one(tmp_path):
     # One thread here, as in the subprocess: sums must run in the same order to give the same floats.
     resumed = resume(out, {"max_steps": STEPS}, show_progress=False)
     settings = TrainingSettings(**settings, max_steps=STEPS)
-    whole = pretrain(tmp_path / "whole", [text], preset_options("tiny"), settings, show_progress=False)
+    whole = pretrain(tmp_path / "whole", [text], preset_architecture("tiny"), settings, show_progress=False)
     assert resumed.steps == whole.steps == STEPS
     a = load_bilm(out / "model").state_dict()
     b = load_bilm(tmp_path / "whole" / "model").state_dict()

@@ -17,7 +17,7 @@ from spacy_elmo.training import TrainingSettings, TrainingSetupError, evaluate_p
 from spacy_elmo.training.errors import TrainingDiverged
 from spacy_elmo.training.evaluation import scored_targets
 from spacy_elmo.training.corpus import TextCorpus, make_tokenizer
-from spacy_elmo.training.presets import apply_overrides, preset_options
+from spacy_elmo.training.presets import apply_overrides, preset_architecture
 
 from ..conftest import random_bilm
 from .helpers import single_thread  # noqa: F401
@@ -42,7 +42,7 @@ def quick_settings(**changes) -> TrainingSettings:
 def test_bilm_tf_training_fixture_reaches_perplexity_below_20(fixtures_dir, tmp_path):
     train = fixtures_dir / "bilm-tf" / "train"
     options = apply_overrides(
-        preset_options("tiny"), {"lstm.use_skip_connections": False, "char_cnn.max_characters_per_token": 10}
+        preset_architecture("tiny"), {"lstm.use_skip_connections": False, "char_cnn.max_characters_per_token": 10}
     )
     settings = TrainingSettings(
         batch_size=2, unroll_steps=10, negatives=16, epochs=50, clip_norm=1.0, dropout=0.1
@@ -83,7 +83,7 @@ def _untrained_like(bilm):
 
 def test_resumed_run_ends_with_the_weights_of_an_uninterrupted_one(tmp_path):
     text = write_corpus(tmp_path / "text.txt")
-    options = preset_options("tiny")
+    options = preset_architecture("tiny")
     whole = pretrain(tmp_path / "whole", [text], options, quick_settings(max_steps=7), show_progress=False)
     part = pretrain(tmp_path / "part", [text], options, quick_settings(max_steps=3), show_progress=False)
     assert part.steps == 3 and part.stopped_by == "--max-steps 3 reached"
@@ -107,18 +107,18 @@ def test_resume_refuses_changed_settings_and_missing_runs(tmp_path):
     with pytest.raises(TrainingSetupError, match="no training run"):
         resume(tmp_path / "nothing")
     text = write_corpus(tmp_path / "text.txt")
-    pretrain(tmp_path / "run", [text], preset_options("tiny"), quick_settings(max_steps=1), show_progress=False)
+    pretrain(tmp_path / "run", [text], preset_architecture("tiny"), quick_settings(max_steps=1), show_progress=False)
     with pytest.raises(TrainingSetupError, match="cannot change batch_size"):
         resume(tmp_path / "run", {"batch_size": 8})
     with pytest.raises(TrainingSetupError, match="already holds a training run"):
         pretrain(
-            tmp_path / "run", [text], preset_options("tiny"), quick_settings(max_steps=1), show_progress=False
+            tmp_path / "run", [text], preset_architecture("tiny"), quick_settings(max_steps=1), show_progress=False
         )
 
 
 def test_finetune_a_native_model_keeps_its_vocabulary(tmp_path):
     text = write_corpus(tmp_path / "text.txt")
-    pretrain(tmp_path / "base", [text], preset_options("tiny"), quick_settings(max_steps=2), show_progress=False)
+    pretrain(tmp_path / "base", [text], preset_architecture("tiny"), quick_settings(max_steps=2), show_progress=False)
     base = load_bilm(tmp_path / "base" / "model")
     other = write_corpus(tmp_path / "other.txt", seed=1)
     pretrain(
@@ -166,7 +166,7 @@ def test_a_new_softmax_starts_from_the_log_unigram_distribution(tmp_path):
 
     text = write_corpus(tmp_path / "text.txt")
     settings = quick_settings(max_steps=1, optimizer="sgd", learning_rate=1e-12)
-    pretrain(tmp_path / "run", [text], preset_options("tiny"), settings, show_progress=False)
+    pretrain(tmp_path / "run", [text], preset_architecture("tiny"), settings, show_progress=False)
     bilm = load_bilm(tmp_path / "run" / "model")
     counts = Counter()
     stats = TextCorpus([text], make_tokenizer("en")).scan(counts)
@@ -181,7 +181,7 @@ def test_heldout_perplexity_is_logged(tmp_path):
     result = pretrain(
         tmp_path / "run",
         [text],
-        preset_options("tiny"),
+        preset_architecture("tiny"),
         quick_settings(max_steps=4, eval_every=2, log_every=1),
         heldout_path=heldout,
         show_progress=False,
@@ -246,6 +246,10 @@ def test_the_settings_old_dtype_names_still_work_with_a_warning():
     del earlier_run["compute_dtype"], earlier_run["storage_dtype"]
     restored = TrainingSettings.from_dict(earlier_run)
     assert (restored.compute_dtype, restored.storage_dtype) == ("bfloat16", "float16")
+    from spacy_elmo.training.presets import preset_options
+
+    with pytest.warns(DeprecationWarning, match="use preset_architecture"):
+        assert preset_options("tiny") == preset_architecture("tiny")
 
 
 @pytest.mark.parametrize(
@@ -313,7 +317,7 @@ def test_a_diverging_run_stops_with_a_clear_error_and_keeps_good_checkpoints(tmp
         max_steps=50, learning_rate=1e30, optimizer="sgd", clip_norm=1e30, checkpoint_every=1
     )
     with pytest.raises(TrainingDiverged, match="no longer finite"):
-        pretrain(tmp_path / "run", [text], preset_options("tiny"), settings, show_progress=False)
+        pretrain(tmp_path / "run", [text], preset_architecture("tiny"), settings, show_progress=False)
     assert not (tmp_path / "run" / "model").exists()
     for checkpoint in (tmp_path / "run" / "checkpoints").glob("step-*"):
         weights = load_bilm(checkpoint / "model").state_dict()
@@ -322,7 +326,7 @@ def test_a_diverging_run_stops_with_a_clear_error_and_keeps_good_checkpoints(tmp
 
 def test_the_run_says_which_budget_ended_it(tmp_path):
     text = write_corpus(tmp_path / "text.txt")
-    options = preset_options("tiny")
+    options = preset_architecture("tiny")
     by_tokens = pretrain(tmp_path / "t", [text], options, quick_settings(token_budget=40), show_progress=False)
     assert by_tokens.stopped_by == "--token-budget 40 reached" and by_tokens.tokens >= 40
     by_epochs = pretrain(tmp_path / "e", [text], options, quick_settings(epochs=1), show_progress=False)
