@@ -1,7 +1,7 @@
 """`embed_dataset`: the biLM layers of each row of a Ray Dataset, computed in an actor pool."""
 import dataclasses
 import warnings
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 import pyarrow as pa
@@ -88,7 +88,7 @@ def embed_dataset(
         batch_size, max_tokens), deprecated.
     RETURNS (ray.data.Dataset): the rows with "problem", "tokens", "shape", "dtype", "vectors".
     """
-    settings = _with_old_keywords(settings or EmbedSettings(), old_keywords)
+    settings = settings_with_old_keywords(settings or EmbedSettings(), old_keywords)
     if settings.model.device == "auto" and num_gpus > 0:
         settings = dataclasses.replace(settings, model=dataclasses.replace(settings.model, device="cuda"))
     return ds.map_batches(
@@ -101,7 +101,8 @@ def embed_dataset(
     )
 
 
-def _with_old_keywords(settings: EmbedSettings, keywords: Any) -> EmbedSettings:
+def settings_with_old_keywords(settings: EmbedSettings, keywords: Dict[str, Any]) -> EmbedSettings:
+    """`settings` with the deprecated keywords of earlier versions applied (and a warning)."""
     unknown = sorted(set(keywords) - set(_OLD_KEYWORDS) - set(_OLD_MODEL_KEYWORDS))
     if unknown:
         raise TypeError(f"embed_dataset() got unexpected keyword arguments: {', '.join(unknown)}")

@@ -19,7 +19,7 @@ from ray.exceptions import RayError
 from ..bilm.loading import check_model_source
 from ..errors import SpacyElmoError
 from ..line_embedder import EmbedSettings, nothing_to_embed
-from .embed import _with_old_keywords, embed_dataset
+from .embed import embed_dataset, settings_with_old_keywords
 from .inputs import DEFAULT_BLOCK_ROWS, expand_paths, read_inputs
 from .output import summarize
 from .resources import check_pool
@@ -88,7 +88,7 @@ def embed_files(
     old_keywords: `embed_dataset`'s keywords of earlier versions, deprecated.
     RETURNS (Dict[str, Any]): rows, tokens, seconds and the rows with a problem (source, line, problem).
     """
-    settings = _with_old_keywords(settings or EmbedSettings(), old_keywords)
+    settings = settings_with_old_keywords(settings or EmbedSettings(), old_keywords)
     local_output = "://" not in output
     if local_output and os.path.exists(output):
         raise SpacyElmoError(f"the output folder {output} already exists; name a new folder")

@@ -62,3 +62,12 @@ def test_max_tokens_splits_batches_without_changing_results(bilm):
 def test_bad_input_names_the_problem(bilm, bad, message):
     with pytest.raises(TypeError, match=message):
         bilm.embed_sentences(bad)
+
+
+@pytest.mark.parametrize("compute_dtype,tolerance", [("float32", 1e-5), ("bfloat16", 0.1)])
+def test_every_device_gives_the_cpu_vectors(allennlp_model_files, bilm, device, compute_dtype, tolerance):
+    weights, options = allennlp_model_files
+    placed = load_bilm(weights, options=options, device=device, compute_dtype=compute_dtype)
+    for expected, actual in zip(bilm.embed_sentences(SENTENCES), placed.embed_sentences(SENTENCES)):
+        assert actual.dtype == np.float32 and actual.shape == expected.shape
+        np.testing.assert_allclose(actual, expected, rtol=tolerance, atol=tolerance)

@@ -238,6 +238,7 @@ def test_the_old_names_still_work_with_a_warning(allennlp_model_files, tmp_path)
     assert row["dtype"] == "float16" and row["shape"] == [1, 4, 32]
 
 
+@pytest.mark.slow
 def test_a_killed_worker_loses_and_repeats_no_row(allennlp_model_files, tmp_path):
     lines = [f"line {i} says {' '.join(['word'] * (i % 17 + 1))} ." for i in range(400)]
     (tmp_path / "in.txt").write_text("\n".join(lines) + "\n", encoding="utf8")
