@@ -67,10 +67,10 @@ def write_random_weights(size: str, folder: Path) -> None:
     import torch
 
     from spacy_elmo.bilm import BiLM, BiLMConfig, export_original
-    from spacy_elmo.training.presets import preset_options
+    from spacy_elmo.training.presets import preset_architecture
 
     torch.manual_seed(0)
-    config = BiLMConfig.from_options(preset_options(size))
+    config = BiLMConfig.from_options(preset_architecture(size))
     bilm = BiLM(config)
     bilm.reset_parameters()
     export_original(bilm, folder)
@@ -91,7 +91,7 @@ def run_worker(
 
         reset_peak()
         baseline = memory_bytes("VmRSS")
-        bilm = load_bilm(folder / "weights.hdf5", options=folder / "options.json", dtype=dtype)
+        bilm = load_bilm(folder / "weights.hdf5", options=folder / "options.json", compute_dtype=dtype)
         loaded = memory_bytes("VmHWM")
 
         def embed() -> list:

@@ -72,18 +72,18 @@ def main(
 
 
 def run_local(text: Path, model: str, threads: int, gpu: bool) -> Dict[str, float]:
-    """The local engine's code path (`cli/embed.py`), timed."""
-    from spacy_elmo.cli.embed import embedded_lines, read_lines as read_text
+    """The local engine's code path (`local_embed.py`), timed."""
     from spacy_elmo.embedding_file import write_embedding_file
     from spacy_elmo.layers.elmo_model import ElmoModelSettings
-    from spacy_elmo.line_embedder import LineEmbedder
+    from spacy_elmo.line_embedder import EmbedSettings, LineEmbedder
+    from spacy_elmo.local_embed import embedded_lines, read_lines as read_text
     from spacy_elmo.runtime import set_threads
 
     set_threads(threads)
     start = time.perf_counter()
     texts = read_text(text)
     settings = ElmoModelSettings(bilm=model, **(GPU_SETTINGS if gpu else {}))
-    embedder = LineEmbedder(settings)
+    embedder = LineEmbedder(EmbedSettings(settings))
     times: List[float] = []
     tokens = [0]
 
@@ -103,7 +103,8 @@ def run_local(text: Path, model: str, threads: int, gpu: bool) -> Dict[str, floa
 
 def run_ray(text: Path, model: str, workers: int, gpu: bool) -> Dict[str, float]:
     """`embed --engine ray` (`embed_files`), timed from before Ray starts."""
-    from spacy_elmo.distributed import embed_files
+    from spacy_elmo.layers.elmo_model import ElmoModelSettings
+    from spacy_elmo.ray_data import EmbedSettings, embed_files
 
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
@@ -130,8 +131,8 @@ def run_ray(text: Path, model: str, workers: int, gpu: bool) -> Dict[str, float]
         watcher = threading.Thread(target=watch)
         watcher.start()
         try:
-            options = {"gpus_per_worker": 1, "model_dtype": GPU_SETTINGS["dtype"]} if gpu else {}
-            summary = embed_files([str(text)], str(out), model=model, workers=workers, cpus_per_worker=1, **options)
+            settings = EmbedSettings(ElmoModelSettings(bilm=model, **({"dtype": GPU_SETTINGS["dtype"]} if gpu else {})))
+            summary = embed_files([str(text)], str(out), settings, workers=workers, cpus_per_worker=1, gpus_per_worker=1 if gpu else 0)
         finally:
             done.set()
             watcher.join()

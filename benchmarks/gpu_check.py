@@ -9,7 +9,7 @@ Steps (each recorded as ok with its figures, or failed with its error, and timed
               equal to the CPU's (max abs difference)
   bf16        the component with dtype="bfloat16": difference to float32
   train       `spacy train --gpu-id 0` for a few steps of NER with an ELMo listener (smoke data)
-  pretrain    `pretrain --device cuda --precision bf16` for a few steps (smoke text)
+  pretrain    `pretrain --device cuda --compute-dtype bf16` for a few steps (smoke text)
   torchrun    the same under a 1-process `torchrun` (nccl on CUDA, gloo on the CPU)
   speed       inference tokens/s of the published `original` architecture (random weights),
               float32 and bfloat16, on the first lines of the smoke text
@@ -99,7 +99,7 @@ def check_train(device: str, workdir: Path, steps: int) -> Dict[str, Any]:
 def pretrain_command(device: str, output: Path, steps: int) -> List[str]:
     return [
         "-m", "spacy_elmo", "pretrain", str(output), str(SMOKE_TEXT), "--preset", "small", "--max-steps", str(steps),
-        "--batch-size", "32", "--device", device, "--precision", "bf16", "--quiet",
+        "--batch-size", "32", "--device", device, "--compute-dtype", "bf16", "--quiet",
     ]  # fmt: skip
 
 

@@ -35,8 +35,13 @@ import typer
 from spacy_elmo.bilm import BiLMConfig
 from spacy_elmo.bilm.loading import resolve_model_path
 from spacy_elmo.cli.pretrain import _parse_count
-from spacy_elmo.training import TrainingSettings, pretrain, preset_options
+from spacy_elmo.training import TrainingSettings, pretrain
 from spacy_elmo.training.presets import apply_overrides, parse_overrides
+
+try:
+    from spacy_elmo.training import preset_architecture
+except ImportError:  # an earlier commit's package, timed by pretrain_speed_compare.sh
+    from spacy_elmo.training import preset_options as preset_architecture
 
 ROOT = Path(__file__).resolve().parents[1]
 app = typer.Typer(add_completion=False)
@@ -45,7 +50,7 @@ SETTING_KEYS = {
     "negatives": "negatives",
     "rows": "batch_size",
     "bptt": "unroll_steps",
-    "precision": "precision",
+    "precision": "compute_dtype",
     "compile": "compile",
 }
 
@@ -90,7 +95,7 @@ def architecture(name: str) -> Dict[str, Any]:
     """Options of a preset, or of the bundled default model ("bundled")."""
     if name == "bundled":
         return json.loads((resolve_model_path(None) / "config.json").read_text(encoding="utf8"))["options"]
-    return preset_options(name)
+    return preset_architecture(name)
 
 
 def parse_setting(text: str) -> Dict[str, Any]:

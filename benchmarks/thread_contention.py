@@ -8,7 +8,6 @@ Each setting runs in its own process (OpenMP reads OMP_WAIT_POLICY when torch lo
 same lines, interleaved repeats; words/s of the best repeat, and the process's CPU seconds.
 Prints a markdown table and appends one JSON line per measurement to --output.
 """
-import gzip
 import json
 import os
 import platform

@@ -19,9 +19,9 @@ from torch import nn
 from .bilm import BiLM, load_bilm
 from .bilm.characters import CharacterMapper
 from .errors import ConfigError
-from .runtime import compute_dtype
+from .paths import PathLike
+from .runtime import check_compute_dtype
 
-PathLike = Union[str, Path]
 # AllenNLP's ELMo character ids have 50 characters per token.
 MAX_CHARACTERS = 50
 
@@ -130,9 +130,9 @@ class Elmo(nn.Module):
         dtype: str = "float32",
     ) -> None:
         super().__init__()
-        if requires_grad and compute_dtype(dtype) == "int8":
+        if requires_grad and check_compute_dtype(dtype) == "int8":
             raise ConfigError("Elmo: requires_grad=True fine-tunes the biLM, but an int8 biLM has no gradients; use dtype float32")
-        self._bilm: BiLM = load_bilm(weight_file, options=options_file, dtype=dtype)
+        self._bilm: BiLM = load_bilm(weight_file, options=options_file, compute_dtype=dtype)
         self._bilm.drop_softmax()
         self._bilm.requires_grad_(requires_grad)
         self._keep_sentence_boundaries = keep_sentence_boundaries
@@ -196,7 +196,7 @@ class ElmoEmbedder:
         dtype: str = "float32",
     ) -> None:
         device = "cpu" if cuda_device < 0 else f"cuda:{cuda_device}"
-        self.bilm = load_bilm(weight_file, options=options_file, device=device, dtype=dtype)
+        self.bilm = load_bilm(weight_file, options=options_file, device=device, compute_dtype=dtype)
         self.bilm.drop_softmax()
         self.stateful = stateful
 
@@ -255,7 +255,7 @@ class ElmoEmbedder:
         check_lines(lines, input_file if isinstance(input_file, (str, Path)) else "the input")
         embedded = zip(lines, self.embed_sentences((line.split() for line in lines), batch_size))
         write_embedding_file(
-            output_file_path, embedded, output_format=output_format, forget_sentences=forget_sentences, use_sentence_keys=use_sentence_keys
+            output_file_path, embedded, layers=output_format, forget_sentences=forget_sentences, use_sentence_keys=use_sentence_keys
         )
 
 

@@ -10,12 +10,13 @@ from thinc.types import Floats2d, Floats3d
 from .layers.elmo_model import ElmoModelSettings, build_elmo_model, with_fixed_weights
 from .layers.listener import ElmoListener
 from .layers.scalar_mix import ScalarMix
+from .registry_names import ELMO_EMBED, ELMO_LISTENER, ELMO_MODEL, SCALAR_MIX
 
 # The name of the node that supplies the biLM layers inside a tok2vec built here.
 FEATURES_REF = "elmo_features"
 
 
-@registry.architectures("spacy-elmo.ElmoModel.v1")
+@registry.architectures(ELMO_MODEL)
 def build_elmo_model_v1(
     bilm: Optional[str] = ElmoModelSettings.bilm,
     options: Optional[str] = ElmoModelSettings.options,
@@ -35,7 +36,7 @@ def build_elmo_model_v1(
     return build_elmo_model(settings)
 
 
-@registry.architectures("spacy-elmo.ElmoListener.v1")
+@registry.architectures(ELMO_LISTENER)
 def build_elmo_listener_v1(
     width: int,
     upstream: str = "*",
@@ -58,7 +59,7 @@ def build_elmo_listener_v1(
     return _tok2vec(ElmoListener(upstream), width, static_embed, dropout)
 
 
-@registry.architectures("spacy-elmo.ElmoEmbed.v1")
+@registry.architectures(ELMO_EMBED)
 def build_elmo_embed_v1(
     elmo: Model[List[Doc], List[Floats3d]],
     width: int,
@@ -78,7 +79,7 @@ def build_elmo_embed_v1(
     return _tok2vec(with_fixed_weights(elmo) if frozen_elmo else elmo, width, static_embed, dropout)
 
 
-@registry.architectures("spacy-elmo.ScalarMix.v1")
+@registry.architectures(SCALAR_MIX)
 def build_scalar_mix_v1() -> Model[List[Floats3d], List[Floats2d]]:
     """A learned scalar mix of biLM layers, per doc (n_layers, n_tokens, width) → (n_tokens, width)."""
     return ScalarMix()

@@ -3,20 +3,21 @@
 The layout, as `allennlp.commands.elmo.ElmoEmbedder.embed_file` writes it:
 
 - dataset "i" (i = 0, 1, ... the index of the line) holds line i's vectors, float32: all layers
-  (n_layers, n_tokens, width), the "top" one or their "average" (n_tokens, width);
+  (n_layers, n_tokens, width), or one layer or their "average" (n_tokens, width);
 - dataset "sentence_to_index" holds one JSON string mapping each line's text to its index as a
   string; a line that occurs more than once maps to its last index;
 - lines are stripped, and a blank line is an error (it would have no vectors to hold).
 """
 import json
+import warnings
 from pathlib import Path
-from typing import Dict, Iterable, List, Sequence, Tuple, Union
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .errors import SpacyElmoError
+from .errors import ConfigError, SpacyElmoError
+from .layer_choice import ALL_LAYERS, LayerChoice, check_layer_choice, layer_coefficients, select_layers
 
-OUTPUT_FORMATS = ("all", "top", "average")
 INDEX_DATASET = "sentence_to_index"
 
 
@@ -35,43 +36,46 @@ def write_embedding_file(
     path: Union[str, Path],
     items: Iterable[Tuple[str, np.ndarray]],
     *,
-    output_format: str = "all",
+    layers: LayerChoice = ALL_LAYERS,
     forget_sentences: bool = False,
     use_sentence_keys: bool = False,
+    output_format: Optional[str] = None,
 ) -> int:
     """Write (line, layers) pairs, in line order, in AllenNLP's layout; returns how many.
 
     path (Union[str, Path]): the hdf5 file to create (overwritten).
     items (Iterable[Tuple[str, np.ndarray]]): each stripped line and its layers (n_layers, n_tokens, width).
-    output_format (str): "all" layers, the "top" one, or their "average".
+    layers (Union[int, str]): "all" layers, or one (an index, "top") or their "average" (see
+        `layer_choice.py`).
     forget_sentences (bool): leave out "sentence_to_index".
     use_sentence_keys (bool): name each dataset by its line instead of its index (no index then);
         a repeated line is an error.
+    output_format (Optional[str]): the old name of `layers` (deprecated).
     """
     import h5py
 
-    if output_format not in OUTPUT_FORMATS:
-        raise SpacyElmoError(f"output_format must be one of {', '.join(OUTPUT_FORMATS)}, got {output_format!r}")
+    if output_format is not None:
+        warnings.warn("write_embedding_file: output_format is deprecated; use layers", DeprecationWarning, stacklevel=2)
+        layers = output_format
+    try:
+        check_layer_choice(layers, allow_all=True, name="layers")
+    except ConfigError as err:
+        raise SpacyElmoError(str(err)) from None
     index: Dict[str, str] = {}
     count = 0
+    coefficients = None
     with h5py.File(path, "w") as out:
-        for count, (line, layers) in enumerate(items, 1):
+        for count, (line, all_layers) in enumerate(items, 1):
             key = line if use_sentence_keys else str(count - 1)
             if use_sentence_keys and key in out:
                 raise SpacyElmoError(f"{line!r} is in the input twice; without use_sentence_keys repeated lines are fine")
+            if coefficients is None and layers != ALL_LAYERS:
+                coefficients = layer_coefficients(layers, all_layers.shape[0], name="layers")
             index[line] = key
-            out.create_dataset(key, dtype="float32", data=_format(layers, output_format))
+            out.create_dataset(key, dtype="float32", data=select_layers(all_layers, coefficients))
         if not forget_sentences and not use_sentence_keys:
             out.create_dataset(INDEX_DATASET, (1,), dtype=h5py.string_dtype(), data=[json.dumps(index)])
     return count
 
 
-def _format(layers: np.ndarray, output_format: str) -> np.ndarray:
-    if output_format == "top":
-        return layers[-1]
-    if output_format == "average":
-        return layers.mean(axis=0)
-    return layers
-
-
-__all__: List[str] = ["OUTPUT_FORMATS", "check_lines", "write_embedding_file"]
+__all__: List[str] = ["check_lines", "write_embedding_file"]

@@ -1,7 +1,8 @@
 """ELMo's layer mix, γ · Σ_j s_j · h_j with s = softmax(w) (Peters et al. 2018, eq. 1): the
-coefficients and their application, in one place for numpy and cupy arrays alike.
+coefficients and their application, for numpy and cupy arrays alike.
 
-A layer index is the mix whose coefficients are one-hot; applying it returns that layer exactly.
+Which layers a caller keeps (an index, "top", "average", a fixed "mix") is `layer_choice.py`'s;
+one-hot coefficients return that layer itself, exactly.
 """
 from typing import Any, Sequence
 

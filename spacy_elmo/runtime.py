@@ -5,7 +5,7 @@ Validation here needs no torch (spaCy imports the factories at start-up); `torch
 and `torch_dtype` import it when a model is really placed.
 """
 import re
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from .errors import ConfigError
 
@@ -14,11 +14,14 @@ from .errors import ConfigError
 DEFAULT_BATCH_SIZE = 64
 DEFAULT_MAX_TOKENS = 4096
 DEVICE_PATTERN = re.compile(r"auto|cpu|cuda(:\d+)?|mps")
-# Computation types, with the short names of the pretrain CLI. "int8" is for inference on the
-# CPU only (products in int8, the rest and the outputs float32; `bilm/quantization.py`).
+# compute_dtype: the type a biLM computes in, by name and short name (outputs are float32).
+# "int8" is for inference on the CPU only (products in int8, the rest float32;
+# `bilm/quantization.py`).
 COMPUTE_DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16", "int8": "int8"}
-# Storage types of a saved model; "float16-softmax" stores only the softmax in float16.
+# storage_dtype: the type weights or vectors are written in; "float16-softmax" stores only a
+# model's softmax in float16. Vectors (numpy) take the first two.
 STORAGE_DTYPES = ("float32", "float16", "bfloat16", "float16-softmax")
+VECTOR_STORAGE_DTYPES = STORAGE_DTYPES[:2]
 
 
 # How OpenMP threads wait, per command of `python -m spacy_elmo` (read when torch loads).
@@ -62,11 +65,18 @@ def check_device(device: Any, what: str = "device") -> str:
     return text
 
 
-def compute_dtype(dtype: str, what: str = "dtype") -> str:
+def check_compute_dtype(dtype: str, what: str = "compute dtype") -> str:
     """The canonical name ("float32", "bfloat16" or "int8") of a computation type or its short name."""
     if dtype not in COMPUTE_DTYPES:
         raise ConfigError(f"unknown {what} {dtype!r}; use one of {', '.join(COMPUTE_DTYPES)}")
     return COMPUTE_DTYPES[dtype]
+
+
+def check_storage_dtype(dtype: str, what: str = "storage dtype", choices: Sequence[str] = STORAGE_DTYPES) -> str:
+    """`dtype` if it is one of the storage types `choices`, else a ConfigError naming them."""
+    if dtype not in choices:
+        raise ConfigError(f"unknown {what} {dtype!r}; use one of {', '.join(choices)}")
+    return dtype
 
 
 def torch_device(device: Any, auto: Optional[Any] = None) -> Any:
@@ -92,7 +102,7 @@ def torch_dtype(dtype: str) -> Any:
     """The torch dtype of a float computation type name (int8 is no cast: `bilm.quantization`)."""
     import torch
 
-    name = compute_dtype(dtype)
+    name = check_compute_dtype(dtype)
     if name == "int8":
         raise ConfigError("int8 is not a cast of the weights; place the model with spacy_elmo.bilm.quantization.to_compute_dtype")
     return getattr(torch, name)

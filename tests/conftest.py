@@ -1,4 +1,8 @@
-"""Shared pytest fixtures: the reference fixtures of ELMo and small random biLMs."""
+"""Shared pytest fixtures: the reference fixtures of ELMo, small random biLMs, the device.
+
+`pytest --gpu` runs the suite's device-aware tests (those taking the `device` fixture) on CUDA
+as well as on the CPU; `-m "not slow"` leaves out the end-to-end runs.
+"""
 import os
 from pathlib import Path
 
@@ -7,6 +11,7 @@ import pytest
 from spacy_elmo.bilm import BiLM, BiLMConfig
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 TINY_CONFIG = BiLMConfig(
     char_embedding_dim=4,
@@ -22,17 +27,35 @@ TINY_CONFIG = BiLMConfig(
 )
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--gpu", action="store_true", help="also run the device-aware tests on CUDA")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--gpu"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise pytest.UsageError("--gpu: torch sees no CUDA GPU here (a CPU build of torch, or no driver)")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """`device`: "cpu", and "cuda" too under --gpu."""
+    if "device" in metafunc.fixturenames:
+        metafunc.parametrize("device", ["cpu", "cuda"] if metafunc.config.getoption("--gpu") else ["cpu"])
+
+
 def elmo_fixtures_path() -> Path:
-    """The ELMo reference fixtures: $SPACY_ELMO_FIXTURES, else ../shared/fixtures/elmo."""
+    """The ELMo reference fixtures: $SPACY_ELMO_FIXTURES, else tests/fixtures/elmo."""
     env = os.environ.get("SPACY_ELMO_FIXTURES")
-    return Path(env) if env else REPO_ROOT.parent / "shared" / "fixtures" / "elmo"
+    return Path(env) if env else FIXTURES / "elmo"
 
 
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
     path = elmo_fixtures_path()
     if not (path / "allennlp" / "lm_weights.hdf5").is_file():
-        pytest.skip(f"ELMo reference fixtures not found at {path}; set SPACY_ELMO_FIXTURES")
+        pytest.fail(f"ELMo reference fixtures not found at {path} (SPACY_ELMO_FIXTURES names another copy)")
     return path
 
 

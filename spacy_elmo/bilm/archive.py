@@ -10,11 +10,11 @@ import shutil
 import tarfile
 import zipfile
 from pathlib import Path, PurePosixPath
-from typing import Dict, Mapping, Union
+from typing import Dict, Mapping
 
+from ..paths import PathLike
 from .errors import ModelFormatError
 
-PathLike = Union[str, Path]
 # A folder holding one of these is a model folder (bilm-tf / NLPL, ELMoForManyLangs, native).
 MARKERS = ("options.json", "token_embedder.pkl", "model.safetensors")
 

@@ -5,19 +5,19 @@ JSON), ``char.dic`` and ``word.dic`` ("token<TAB>id" lines) and the state dicts
 ``token_embedder.pkl`` and ``encoder.pkl``. The state dicts are read with
 ``torch.load(weights_only=True)``: tensors only, never arbitrary pickled objects.
 """
-import json
 import pickle
 from pathlib import Path
-from typing import Any, Callable, Dict, Tuple, Union
+from typing import Any, Callable, Dict, Tuple
 
 import torch
 
+from ..paths import PathLike
 from .config import BiLMConfig
 from .errors import ModelFormatError
+from .json_file import read_json_file
 from .lexicon import OPTIONS_KEY, Lexicon
 from .model import BiLM
 
-PathLike = Union[str, Path]
 TRAINING_ARGUMENTS = "config.json"
 CHARACTERS_FILE, WORDS_FILE = "char.dic", "word.dic"
 TOKEN_EMBEDDER_FILE, ENCODER_FILE = "token_embedder.pkl", "encoder.pkl"
@@ -90,7 +90,7 @@ def read_architecture(folder: Path) -> Tuple[Dict[str, Any], str]:
     """The architecture JSON that config.json's "config_path" names, found as the original does:
     in the folder (by its path, then by its file name), else among the package's own files."""
     arguments_path = folder / TRAINING_ARGUMENTS
-    arguments = _read_json(arguments_path)
+    arguments = read_json_file(arguments_path)
     config_path = arguments.get("config_path") if isinstance(arguments, dict) else None
     if not isinstance(config_path, str) or not config_path:
         raise ModelFormatError(f"{arguments_path}: missing key 'config_path' (the architecture file)")
@@ -98,7 +98,7 @@ def read_architecture(folder: Path) -> Tuple[Dict[str, Any], str]:
     candidates = [folder / file_name] if Path(config_path).is_absolute() else [folder / config_path, folder / file_name]
     found = next((path for path in candidates if path.is_file()), None)
     if found is not None:
-        architecture, source = _read_json(found), str(found)
+        architecture, source = read_json_file(found), str(found)
     elif file_name in PACKAGE_ARCHITECTURES:
         architecture, source = PACKAGE_ARCHITECTURES[file_name], f"elmoformanylangs/configs/{file_name}"
     else:
@@ -134,13 +134,6 @@ def read_dic(path: Path, n_rows: int) -> Dict[str, int]:
             )
         vocabulary[token] = index
     return vocabulary
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ModelFormatError(f"{path}: not valid JSON ({err})") from None
 
 
 def _check_architecture(architecture: Any, source: str) -> None:

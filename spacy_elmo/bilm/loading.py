@@ -6,11 +6,12 @@ from typing import List, Optional, Union
 
 import torch
 
-from ..runtime import compute_dtype, torch_device
+from ..deprecation import renamed
+from ..paths import PathLike
+from ..runtime import check_compute_dtype, torch_device
 from .errors import BundledModelNotFound, ModelFormatError
 from .model import BiLM
 
-PathLike = Union[str, Path]
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "models"
 DEFAULT_MODEL = "en_base"
 
@@ -20,6 +21,15 @@ def bundled_models() -> List[str]:
     if not BUNDLED_DIR.is_dir():
         return []
     return sorted(p.name for p in BUNDLED_DIR.iterdir() if (p / "config.json").is_file())
+
+
+def check_model_source(source: Optional[PathLike]) -> None:
+    """Raise the error `resolve_model_path` would raise for `source`, without a download: a
+    published name is taken as it is."""
+    from .published import PUBLISHED
+
+    if str(source) not in PUBLISHED or Path(str(source)).exists():
+        resolve_model_path(source)
 
 
 def resolve_model_path(source: Optional[PathLike]) -> Path:
@@ -53,7 +63,8 @@ def load_bilm(
     *,
     options: Optional[PathLike] = None,
     device: Union[str, torch.device] = "cpu",
-    dtype: str = "float32",
+    compute_dtype: str = "float32",
+    dtype: Optional[str] = None,
 ) -> BiLM:
     """Load a biLM, in eval mode.
 
@@ -64,15 +75,17 @@ def load_bilm(
         archive of any of these folders (as the NLPL vector repository publishes them).
     options (Optional[PathLike]): the ``options.json`` of original weights.
     device (Union[str, torch.device]): where the model runs, e.g. "cpu" or "cuda:0".
-    dtype (str): "float32" (default), "bfloat16", or "int8" (CPU only: the products in int8 with
-        weights quantized per output channel, the rest and the outputs float32).
+    compute_dtype (str): "float32" (default), "bfloat16", or "int8" (CPU only: the products in
+        int8 with weights quantized per output channel, the rest and the outputs float32);
+        `dtype` is its old name (deprecated).
     RETURNS (BiLM): the model.
     """
+    compute_dtype = renamed("load_bilm", "dtype", "compute_dtype", dtype, compute_dtype)
     from .archive import is_archive, unpack
 
     from .quantization import check_int8, to_compute_dtype
 
-    target, number_type = torch_device(device), compute_dtype(dtype)
+    target, number_type = torch_device(device), check_compute_dtype(compute_dtype)
     if number_type == "int8":
         check_int8(target)  # before reading the weights
     path = resolve_model_path(source)

@@ -1,6 +1,6 @@
 """What a model says about itself (language, training text, licence): the model card fields.
 
-- a native folder: ``pretrain.json`` (written by `pretrain` and `convert`);
+- a native folder: ``pretrain.json`` (written by `write_model_info`, for `pretrain` and `convert`);
 - an NLPL folder or archive: ``meta.json`` (the NLPL vector repository's catalogue entry);
 - a published model's name: its entry in the table of published.py, completed by its files.
 """
@@ -40,6 +40,14 @@ def read_model_info(source: Optional[Union[str, Path]]) -> Dict[str, Any]:
     except ValueError:
         return table
     return {**_from_files(path), **table}
+
+
+def write_model_info(folder: Union[str, Path], info: Dict[str, Any]) -> Path:
+    """Write the model card fields `info` into the native model folder `folder`, where
+    `read_model_info` finds them; returns the file written."""
+    path = Path(folder) / MODEL_INFO_FILE
+    path.write_text(json.dumps(info, indent=2), encoding="utf8")
+    return path
 
 
 def model_language(info: Dict[str, Any], lang: Optional[str] = None) -> str:

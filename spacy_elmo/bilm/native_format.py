@@ -2,20 +2,22 @@
 import json
 import struct
 from pathlib import Path
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, Optional
 
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load as load_safetensors_bytes
 from safetensors.torch import load_file, save, save_file
 
+from ..deprecation import renamed
+from ..paths import PathLike
 from ..runtime import STORAGE_DTYPES
 from .config import BiLMConfig
 from .errors import ModelFormatError
+from .json_file import read_json_file
 from .model import BiLM
 from .vocab_file import VOCAB_FILE, read_vocab, write_vocab
 
-PathLike = Union[str, Path]
 FORMAT_NAME = "spacy-elmo"
 FORMAT_VERSION = 1
 CONFIG_FILE = "config.json"
@@ -25,12 +27,14 @@ WEIGHTS_FILE = "model.safetensors"
 FLOAT16_SOFTMAX = "float16-softmax"
 
 
-def save_bilm(bilm: BiLM, folder: PathLike, dtype: Optional[str] = None) -> Path:
-    """Write `bilm` to `folder`; `dtype` ("float16", "bfloat16", or "float16-softmax": only the
-    softmax in float16) stores the weights in a smaller type; they load as float32.
+def save_bilm(bilm: BiLM, folder: PathLike, storage_dtype: Optional[str] = None, *, dtype: Optional[str] = None) -> Path:
+    """Write `bilm` to `folder`; `storage_dtype` ("float16", "bfloat16", or "float16-softmax":
+    only the softmax in float16) stores the weights in a smaller type; they load as float32.
+    `dtype` is its old name (deprecated).
 
     RETURNS (Path): the folder.
     """
+    dtype = renamed("save_bilm", "dtype", "storage_dtype", dtype, storage_dtype)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     header = _header(bilm, dtype)
@@ -47,10 +51,7 @@ def load_native(folder: PathLike) -> BiLM:
     config_path = folder / CONFIG_FILE
     if not config_path.is_file():
         raise ModelFormatError(f"{folder}: not a spacy-elmo model folder ({CONFIG_FILE} not found)")
-    try:
-        header = json.loads(config_path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ModelFormatError(f"{config_path}: not valid JSON ({err})") from None
+    header = read_json_file(config_path)
     weights_path = folder / WEIGHTS_FILE
     if not weights_path.is_file():
         raise ModelFormatError(f"{folder}: weights file {WEIGHTS_FILE} not found")
@@ -64,11 +65,12 @@ def load_native(folder: PathLike) -> BiLM:
     return _build(header, tensors, vocab, str(config_path))
 
 
-def bilm_to_bytes(bilm: BiLM, dtype: Optional[str] = None) -> bytes:
+def bilm_to_bytes(bilm: BiLM, storage_dtype: Optional[str] = None, *, dtype: Optional[str] = None) -> bytes:
     """Serialize a biLM to bytes: safetensors, with the config and vocabulary in its metadata.
 
-    dtype (Optional[str]): storage type, as for `save_bilm`; None: float32.
+    storage_dtype (Optional[str]): as for `save_bilm`; None: float32. `dtype`: its old name (deprecated).
     """
+    dtype = renamed("bilm_to_bytes", "dtype", "storage_dtype", dtype, storage_dtype)
     header = _header(bilm, dtype)
     metadata = {"config": json.dumps(header)}
     if bilm.vocab is not None:

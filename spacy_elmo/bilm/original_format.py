@@ -2,18 +2,19 @@
 writes (as AllenNLP's `_ElmoCharacterEncoder` and `_ElmoBiLm` read it)."""
 import json
 from pathlib import Path
-from typing import Callable, Dict, Tuple, Union
+from typing import Callable, Dict, Tuple
 
 import h5py
 import numpy as np
 import torch
 
+from ..paths import PathLike
 from .config import BiLMConfig
 from .errors import ModelFormatError
+from .json_file import read_json_file
 from .lexicon import Lexicon
 from .model import BiLM
 
-PathLike = Union[str, Path]
 # TensorFlow's LSTM gate blocks are (i, j, f, o); ours are (i, f, o, j): see lstm.py.
 TF_TO_OURS = (0, 2, 3, 1)
 OURS_TO_TF = (0, 3, 1, 2)
@@ -25,11 +26,7 @@ def read_options(path: PathLike) -> BiLMConfig:
     path = Path(path)
     if not path.is_file():
         raise ModelFormatError(f"{path}: options file not found")
-    try:
-        options = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ModelFormatError(f"{path}: not a valid JSON options file ({err})") from None
-    return BiLMConfig.from_options(options, source=str(path))
+    return BiLMConfig.from_options(read_json_file(path), source=str(path))
 
 
 def load_original(weights: PathLike, options: PathLike) -> BiLM:

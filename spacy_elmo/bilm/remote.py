@@ -70,8 +70,15 @@ def fetch(name: str, progress: bool = True) -> Path:
     missing = [(url, target) for url, target in downloads(name) if not target.is_file()]
     if missing and os.environ.get("SPACY_ELMO_OFFLINE", "") not in ("", "0"):
         raise ModelDownloadError(f"{name} is not cached and $SPACY_ELMO_OFFLINE is set; {_by_hand(name, missing)}")
-    for url, target in missing:
-        _download(url, target, progress, _by_hand(name, missing))
+    folder = model_folder(name)
+    new_folder = not folder.exists()
+    try:
+        for url, target in missing:
+            _download(url, target, progress, _by_hand(name, missing))
+    except ModelDownloadError:
+        if new_folder and folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()  # nothing came: leave the cache as it was
+        raise
     if _model(name).is_archive:
         _unpack_once(downloads(name)[0][1], loadable_path(name))
     return loadable_path(name)

@@ -1,5 +1,4 @@
 """`python -m spacy_elmo convert SRC OUT`: any loadable biLM as a native folder (safetensors)."""
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -19,12 +18,14 @@ def convert_command(
     output: Path = typer.Argument(..., help="New native model folder (config.json, model.safetensors, pretrain.json)"),
     options: Optional[Path] = typer.Option(None, help="options.json of a bilm-tf .hdf5 given as SOURCE"),
     lang: Optional[str] = typer.Option(None, help="Language of the training text, for the model card (default: what SOURCE says)"),
-    dtype: Optional[str] = typer.Option(None, help="Storage type: float16 or bfloat16 (default: float32)"),
+    storage_dtype: Optional[str] = typer.Option(
+        None, "--storage-dtype", "--dtype", help="Storage type: float16 or bfloat16 (default: float32); --dtype: its old name, deprecated"
+    ),
 ) -> None:
     """Write a model as a native folder, so that it loads without pickles, TensorFlow or its archive;
     its model card (language, corpus, licence) goes into pretrain.json."""
     from ..bilm import load_bilm, save_bilm
-    from ..bilm.model_info import MODEL_INFO_FILE, read_model_info
+    from ..bilm.model_info import read_model_info, write_model_info
 
     try:
         if output.exists() and any(output.iterdir()):
@@ -34,8 +35,8 @@ def convert_command(
         info.setdefault("name", output.name)
         if lang:
             info["lang"] = lang
-        save_bilm(bilm, output, dtype)
-        (output / MODEL_INFO_FILE).write_text(json.dumps({"converted_from": source, **info}, indent=2), encoding="utf8")
+        save_bilm(bilm, output, storage_dtype)
+        write_model_info(output, {"converted_from": source, **info})
         check = max(
             float(abs(a - b).max())
             for a, b in zip(bilm.embed_sentences([CHECK_SENTENCE]), load_bilm(output).embed_sentences([CHECK_SENTENCE]))

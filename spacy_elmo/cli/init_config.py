@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional
 import typer
 
 from ..errors import SpacyElmoError
+from ..registry_names import ELMO_LISTENER
 from .app import app
 
 ELMO_NAME = "elmo"
@@ -30,11 +31,14 @@ def init_config_command(
     options: Optional[str] = typer.Option(None, help="options.json of a weights .hdf5"),
 ) -> None:
     """Write a complete training config with ELMo features wired into each component."""
+    from ..bilm.loading import check_model_source
     from ..bilm.model_info import model_language, read_model_info
+    from ..languages import check_language
 
     try:
+        check_model_source(bilm)
         card = read_model_info(bilm)
-        lang = model_language(card, lang)
+        lang = check_language(model_language(card, lang))
         config = elmo_config(pipeline.split(","), lang=lang, optimize=optimize, bilm=bilm, options=options)
     except SpacyElmoError as err:
         typer.echo(f"error: {err}", err=True)
@@ -88,7 +92,7 @@ def _listener_tok2vec(encode: Dict[str, Any], embed: Optional[Dict[str, Any]]) -
     static = copy.deepcopy(embed) if embed else None
     if static is not None:
         static["width"] = width
-    listener = {"@architectures": "spacy-elmo.ElmoListener.v1", "width": width, "upstream": ELMO_NAME, "static_embed": static}
+    listener = {"@architectures": ELMO_LISTENER, "width": width, "upstream": ELMO_NAME, "static_embed": static}
     return {"@architectures": "spacy.Tok2Vec.v2", "embed": listener, "encode": copy.deepcopy(encode)}
 
 

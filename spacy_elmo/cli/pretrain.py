@@ -8,7 +8,7 @@ import typer
 
 from ..errors import SpacyElmoError
 from ..training.errors import TrainingSetupError
-from ..training.presets import DEFAULT_PRESET, PRESETS, apply_overrides, parse_overrides, preset_options
+from ..training.presets import DEFAULT_PRESET, PRESETS, apply_overrides, parse_overrides, preset_architecture
 from ..runtime import STORAGE_DTYPES, set_threads
 from ..training.settings import OPTIMIZERS, RESUMABLE, TrainingSettings
 from ..training.run import pretrain, resume
@@ -59,9 +59,11 @@ def pretrain_command(
     learning_rate: Optional[float] = typer.Option(None, help=f"Learning rate {_default('learning_rate')}"),
     clip_norm: Optional[float] = typer.Option(None, help=f"Global gradient-norm clip {_default('clip_norm')}"),
     dropout: Optional[float] = typer.Option(None, help=f"Dropout on each LSTM layer's input {_default('dropout')}"),
-    precision: Optional[str] = typer.Option(
+    compute_dtype: Optional[str] = typer.Option(
         None,
-        help=f"float32 or bf16 (bfloat16 matrix products; float32 weights, optimizer, state and loss) {_default('precision')}",
+        "--compute-dtype",
+        "--precision",
+        help=f"float32 or bf16 (bfloat16 matrix products; float32 weights, optimizer, state and loss) {_default('compute_dtype')}; --precision: its old name, deprecated",
     ),
     compile_: Optional[bool] = typer.Option(
         None,
@@ -86,8 +88,11 @@ def pretrain_command(
     export_original: bool = typer.Option(
         False, "--export-original", help="Also write original/options.json + weights.hdf5"
     ),
-    model_dtype: Optional[str] = typer.Option(
-        None, help=f"Storage type of the final model: {', '.join(STORAGE_DTYPES)} (float16-softmax: float16 for the softmax only) {_default('model_dtype')}; it computes in float32"
+    storage_dtype: Optional[str] = typer.Option(
+        None,
+        "--storage-dtype",
+        "--model-dtype",
+        help=f"Type the final model is saved in: {', '.join(STORAGE_DTYPES)} (float16-softmax: float16 for the softmax only) {_default('storage_dtype')}; --model-dtype: its old name, deprecated",
     ),
     device: str = typer.Option("auto", help="auto, cpu or cuda (under torchrun: one GPU per process)"),
     threads: Optional[int] = typer.Option(
@@ -108,7 +113,7 @@ def pretrain_command(
         "learning_rate": learning_rate,
         "clip_norm": clip_norm,
         "dropout": dropout,
-        "precision": precision,
+        "compute_dtype": compute_dtype,
         "max_vocab_size": max_vocab_size,
         "min_count": min_count,
         "max_line_chars": max_line_chars,
@@ -121,7 +126,7 @@ def pretrain_command(
         "eval_every": eval_every,
         "log_every": log_every,
         "keep_checkpoints": keep_checkpoints,
-        "model_dtype": model_dtype,
+        "storage_dtype": storage_dtype,
         "compile": compile_,
     }
     given = {k: v for k, v in given.items() if v is not None}
@@ -151,16 +156,16 @@ def pretrain_command(
         else:
             if not texts:
                 raise TrainingSetupError("give the training text files after OUTPUT_DIR")
-            options = None
+            architecture = None
             if init is None:
-                options = apply_overrides(preset_options(preset or DEFAULT_PRESET), parse_overrides(set_ or []))
+                architecture = apply_overrides(preset_architecture(preset or DEFAULT_PRESET), parse_overrides(set_ or []))
             elif preset or set_:
                 raise TrainingSetupError("--init fixes the architecture; drop --preset / --set")
             settings = TrainingSettings.from_dict({**TrainingSettings().to_dict(), **given})
             result = pretrain(
                 output_dir,
                 texts,
-                options,
+                architecture,
                 settings,
                 init=init,
                 init_options=init_options,

@@ -10,6 +10,7 @@ from typing import Any, Dict, List
 import typer
 
 from ..errors import SpacyElmoError
+from ..registry_names import ELMO_MODEL
 from .app import app
 
 FACTORY = "elmo"
@@ -46,7 +47,7 @@ def upgrade_config(text: str) -> "tuple[str, List[str]]":
     for name, component in config.get("components", {}).items():
         if component.get("factory") != FACTORY or isinstance(component.get("model"), dict):
             continue
-        block: Dict[str, Any] = {"@architectures": "spacy-elmo.ElmoModel.v1", "bilm": component.pop("model", None)}
+        block: Dict[str, Any] = {"@architectures": ELMO_MODEL, "bilm": component.pop("model", None)}
         moved.append(f"{name}.model -> {name}.model.bilm")
         for key in MOVED:
             if key in component:

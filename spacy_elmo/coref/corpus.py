@@ -16,11 +16,12 @@ from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 
 from ..errors import SpacyElmoError
+from ..registry_names import COREF_CORPUS
 
 DEFAULT_HEAD_PREFIX = "coref_head_clusters"
 
 
-@spacy.registry.readers("spacy-elmo.CorefCorpus.v1")
+@spacy.registry.readers(COREF_CORPUS)
 def create_coref_corpus(
     path: Union[str, Path],
     copy_heads: bool = False,

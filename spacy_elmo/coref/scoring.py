@@ -15,6 +15,7 @@ import spacy
 from spacy.tokens import Doc
 from spacy.training import Example
 
+from ..registry_names import COREF_CONLL_SCORER
 from .corpus import is_cluster_key
 
 DEFAULT_CLUSTER_PREFIX = "coref_clusters"
@@ -65,7 +66,7 @@ def conll_scores(
     return result
 
 
-@spacy.registry.scorers("spacy-elmo.coref_conll_scorer.v1")
+@spacy.registry.scorers(COREF_CONLL_SCORER)
 def make_coref_conll_scorer(span_cluster_prefix: str = DEFAULT_CLUSTER_PREFIX):  # type: ignore[no-untyped-def]
     """A scorer for `experimental_coref`: the CoNLL-2012 metrics (see `conll_scores`) and LEA
     (`coref_f`, `coref_p`, `coref_r`, as spacy-experimental's own scorer gives them).

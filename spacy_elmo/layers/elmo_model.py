@@ -17,10 +17,11 @@ from thinc.api import Model, PyTorchShim, torch2xp, xp2torch
 from thinc.types import Floats3d
 
 from ..errors import ConfigError, SpacyElmoError
-from ..runtime import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, check_device, compute_dtype
+from ..registry_names import ELMO_MODEL
+from ..runtime import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, check_compute_dtype, check_device
+from .no_backprop import no_backprop
 from .segments import assemble, check_context, plan_segments
 
-ARCHITECTURE = "spacy-elmo.ElmoModel.v1"
 # Held while weights are loaded, so that threads using a model for the first time load it once.
 LOADING = threading.RLock()
 
@@ -39,7 +40,7 @@ class ElmoModelSettings:
     batch_size (int): most sequences per biLM forward pass.
     max_tokens (int): most padded token slots per forward pass, bounding memory.
     device (str): "auto" (follow spaCy's GPU setting), "cpu", "cuda", "cuda:N" or "mps".
-    dtype (str): the biLM's computation: "float32", "bfloat16", or "int8" (CPU only; weights
+    dtype (str): the compute dtype: "float32", "bfloat16", or "int8" (CPU only; weights
         quantized per output channel when loaded); outputs are float32.
     keep_softmax (bool): keep the biLM's softmax (for perplexities); features do not need it,
         so by default it is dropped when the weights are read and not saved with a pipeline.
@@ -67,13 +68,13 @@ class ElmoModelSettings:
                 raise ConfigError(f"elmo model: '{key}' must be at least 1, got {getattr(self, key)}")
         try:
             check_device(self.device, "'device'")
-            object.__setattr__(self, "dtype", compute_dtype(self.dtype, "'dtype'"))
+            object.__setattr__(self, "dtype", check_compute_dtype(self.dtype, "'dtype'"))
         except ConfigError as err:
             raise ConfigError(f"elmo model: {err}") from None
 
     def to_config(self) -> Dict[str, Any]:
         """The model block of a config with these settings."""
-        return {"@architectures": ARCHITECTURE, **asdict(self)}
+        return {"@architectures": ELMO_MODEL, **asdict(self)}
 
 
 def build_elmo_model(settings: ElmoModelSettings) -> Model[List[Doc], List[Floats3d]]:
@@ -115,7 +116,7 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y: Optional[Any] = None) -
 
     settings: ElmoModelSettings = model.attrs["settings"]
     try:
-        bilm = load_bilm(settings.bilm, options=settings.options, device="cpu", dtype="float32")
+        bilm = load_bilm(settings.bilm, options=settings.options, device="cpu")
     except SpacyElmoError as err:
         raise type(err)(f"elmo model: {err}") from err
     except OSError as err:
@@ -152,7 +153,7 @@ def forward(model: Model[List[Doc], List[Floats3d]], docs: List[Doc], is_train: 
         arrays = assemble(docs, segments, outputs, bilm.n_layers, bilm.output_dim)
     Y = [torch2xp(array.detach() if tune else array, ops=model.ops) for array in arrays]
     if not tune:
-        return Y, _no_backprop
+        return Y, no_backprop
 
     def backprop(dY: List[Floats3d]) -> List:
         pairs = [(a, xp2torch(model.ops.asarray3f(d), device=a.device)) for a, d in zip(arrays, dY) if a.requires_grad]
@@ -199,11 +200,8 @@ def _frozen_init(model: Model, X: Optional[List[Doc]] = None, Y: Optional[Any] =
 
 
 def _frozen_forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[List[Floats3d], Callable]:
-    return model.layers[0].predict(docs), _no_backprop
+    return model.layers[0].predict(docs), no_backprop
 
-
-def _no_backprop(_: Any) -> List:
-    return []
 
 
 def _serialize(bilm: Any) -> bytes:

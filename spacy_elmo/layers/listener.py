@@ -1,12 +1,13 @@
 """The listener: a downstream component's view of the `elmo` component's output (all layers)."""
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from spacy.tokens import Doc
 from thinc.api import Model
 from thinc.types import Floats3d
 
-from ..errors import SpacyElmoError
 from ..attributes import ATTR
+from ..errors import SpacyElmoError
+from .no_backprop import no_backprop
 
 
 class ElmoListener(Model):
@@ -83,7 +84,7 @@ def forward(model: ElmoListener, docs: List[Doc], is_train: bool) -> Tuple[List[
             )
         else:
             outputs.append(model.ops.asarray3f(stored))
-    return outputs, _no_backprop
+    return outputs, no_backprop
 
 
 def _dims(model: ElmoListener) -> Tuple[int, int]:
@@ -96,6 +97,3 @@ def _dims(model: ElmoListener) -> Tuple[int, int]:
         )
     return n_layers, width
 
-
-def _no_backprop(_: Any) -> List:
-    return []

@@ -14,17 +14,17 @@ from thinc.api import Model, Optimizer
 from thinc.types import Floats3d
 
 from ..errors import ConfigError, SpacyElmoError
+from ..layer_choice import layer_coefficients
 from ..layers.elmo_model import LOADING, ensure_loaded, get_bilm, with_fixed_weights
 from ..layers.listener import ElmoListener
+from ..layers.no_backprop import no_backprop
 from ..mixing import mix_layers
+from ..registry_names import ELMO_EMBED, ELMO_LISTENER, ELMO_MODEL
 from .extensions import install_extensions
 from .feature_cache import FeatureCache
-from .layer_selection import layer_coefficients
 from .settings import ElmoSettings, default_config
 from .vector_hooks import set_vector_hooks
 
-LISTENER_ARCHITECTURE = "spacy-elmo.ElmoListener.v1"
-EMBED_ARCHITECTURE = "spacy-elmo.ElmoEmbed.v1"
 
 
 @Language.factory("elmo", assigns=["doc._.elmo", "token._.elmo", "span._.elmo"], default_config=default_config())
@@ -48,7 +48,7 @@ def make_elmo(
     if isinstance(model, str):
         raise ConfigError(
             f"elmo component '{name}': model = {model!r} is a spacy-elmo 0.1 setting; the model is now a block "
-            f"([components.{name}.model] with @architectures = \"spacy-elmo.ElmoModel.v1\" and bilm = {model!r}). "
+            f"([components.{name}.model] with @architectures = \"{ELMO_MODEL}\" and bilm = {model!r}). "
             "Rewrite the config with: python -m spacy_elmo upgrade-config OLD.cfg NEW.cfg"
         )
     settings = ElmoSettings(layer, mix_weights, mix_gamma, store, set_vectors, frozen, feature_cache_mb)
@@ -117,7 +117,7 @@ class Elmo(TrainablePipe):
         if trainable and not self.listeners:
             warnings.warn(
                 f"elmo component '{self.name}': no component listens to it, so {', '.join(trainable)} do not use "
-                "its features; give them a spacy-elmo.ElmoListener.v1 tok2vec (python -m spacy_elmo init-config "
+                f"its features; give them a {ELMO_LISTENER} tok2vec (python -m spacy_elmo init-config "
                 "writes such a config)",
                 stacklevel=3,
             )
@@ -146,7 +146,10 @@ class Elmo(TrainablePipe):
         """Finish setting up loaded weights: freezing, the layer selection, listener sizes."""
         bilm = ensure_loaded(self.model)
         s = self.settings
-        coefficients = layer_coefficients(s.layer, bilm.n_layers, s.mix_weights, s.mix_gamma)
+        try:
+            coefficients = layer_coefficients(s.layer, bilm.n_layers, s.mix_weights, s.mix_gamma)
+        except ConfigError as err:
+            raise ConfigError(f"elmo: {err}") from None
         from ..bilm.quantization import is_int8
 
         if not s.frozen and is_int8(bilm):
@@ -230,7 +233,7 @@ class Elmo(TrainablePipe):
         if masks is not None:
             layers = [x * mask for x, mask in zip(layers, masks)]
         if bp_layers is None:
-            accumulate_gradient = backprop = _no_backprop
+            accumulate_gradient = backprop = no_backprop
         else:
             d_layers = [ops.alloc(x.shape, dtype="f") for x in layers]
 
@@ -375,13 +378,10 @@ def _replace_listener_cfg(model_cfg: Dict[str, Any], tok2vec_cfg: Dict[str, Any]
     def rewrite(block: Any) -> Any:
         if not isinstance(block, dict):
             return block
-        if block.get("@architectures") == LISTENER_ARCHITECTURE:
+        if block.get("@architectures") == ELMO_LISTENER:
             kept = {key: value for key, value in block.items() if key not in ("@architectures", "upstream")}
-            return {"@architectures": EMBED_ARCHITECTURE, **kept, "frozen_elmo": frozen, "elmo": dict(model_cfg)}
+            return {"@architectures": ELMO_EMBED, **kept, "frozen_elmo": frozen, "elmo": dict(model_cfg)}
         return {key: rewrite(value) for key, value in block.items()}
 
     return rewrite(tok2vec_cfg)
 
-
-def _no_backprop(_: Any) -> List:
-    return []

@@ -1,11 +1,11 @@
 """The settings of the `elmo` component: one dataclass, validated in one place, whose defaults
-the factory's default config (and the README's table) use."""
+the factory's default config (and the settings table of docs/usage.md) use."""
 from dataclasses import asdict, dataclass
 from typing import Any, Dict, List, Optional, Union
 
 from ..errors import ConfigError
+from ..layer_choice import check_layer_choice
 from ..layers.elmo_model import ElmoModelSettings
-from .layer_selection import check_layer_spec
 
 STORES = ("all", "selected")
 
@@ -34,7 +34,10 @@ class ElmoSettings:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "layer", _layer_index(self.layer))
-        check_layer_spec(self.layer, self.mix_weights, self.mix_gamma)
+        try:
+            check_layer_choice(self.layer, self.mix_weights, self.mix_gamma)
+        except ConfigError as err:
+            raise ConfigError(f"elmo: {err}") from None
         if self.store not in STORES:
             raise ConfigError(f"elmo: unknown 'store' {self.store!r}; use one of {STORES}")
         if isinstance(self.feature_cache_mb, bool) or not isinstance(self.feature_cache_mb, int) or self.feature_cache_mb < 0:

@@ -2,7 +2,7 @@
 
 from .errors import CorpusError, TrainingSetupError
 from .evaluation import Perplexity, evaluate_perplexity
-from .presets import PRESETS, apply_overrides, preset_options
+from .presets import PRESETS, apply_overrides, preset_architecture
 from .settings import TrainingSettings
 from .run import pretrain, resume
 from .trainer import PretrainResult
@@ -16,7 +16,7 @@ __all__ = [
     "TrainingSetupError",
     "apply_overrides",
     "evaluate_perplexity",
-    "preset_options",
+    "preset_architecture",
     "pretrain",
     "resume",
 ]

@@ -14,7 +14,7 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .errors import CorpusError, TrainingSetupError
 
@@ -81,6 +81,16 @@ class CorpusStats:
         if reason not in self.first_skip:
             self.first_skip[reason] = where
             logger.warning("skipping %s: %s (further such lines are counted)", where, reason)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The counts as run.json keeps them."""
+        return {"lines": self.lines, "sentences": self.sentences, "tokens": self.tokens,
+                "skipped": dict(self.skipped), "first_skip": dict(self.first_skip)}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: Dict[str, Any]) -> "CorpusStats":
+        """The counts of `to_dict`."""
+        return cls(data["lines"], data["sentences"], data["tokens"], Counter(data["skipped"]), dict(data["first_skip"]))
 
     def describe_skips(self) -> str:
         """E.g. "3 lines not UTF-8 (first: a.txt:12)"; empty when nothing was skipped."""

@@ -2,6 +2,7 @@
 
 import copy
 import json
+import warnings
 from typing import Any, Dict, Iterable, List
 
 from ..bilm.published import ARCHITECTURES
@@ -49,11 +50,17 @@ ALIASES = {
 }
 
 
-def preset_options(name: str) -> Dict[str, Any]:
-    """A copy of the options of the preset `name`."""
+def preset_architecture(name: str) -> Dict[str, Any]:
+    """A copy of the architecture (options.json schema) of the preset `name`."""
     if name not in PRESETS:
         raise TrainingSetupError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
     return copy.deepcopy(PRESETS[name])
+
+
+def preset_options(name: str) -> Dict[str, Any]:
+    """The old name of `preset_architecture` (deprecated)."""
+    warnings.warn("preset_options is deprecated; use preset_architecture", DeprecationWarning, stacklevel=2)
+    return preset_architecture(name)
 
 
 def parse_overrides(assignments: Iterable[str]) -> Dict[str, Any]:
@@ -74,9 +81,9 @@ def parse_overrides(assignments: Iterable[str]) -> Dict[str, Any]:
     return overrides
 
 
-def apply_overrides(options: Dict[str, Any], overrides: Dict[str, Any]) -> Dict[str, Any]:
-    """Return a copy of `options` with each dotted key of `overrides` set; keys must exist."""
-    result = copy.deepcopy(options)
+def apply_overrides(architecture: Dict[str, Any], overrides: Dict[str, Any]) -> Dict[str, Any]:
+    """Return a copy of `architecture` with each dotted key of `overrides` set; keys must exist."""
+    result = copy.deepcopy(architecture)
     for dotted, value in overrides.items():
         path: List[str] = dotted.split(".")
         section = result

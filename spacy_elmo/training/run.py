@@ -15,10 +15,11 @@ import torch
 from ..bilm import BiLM, BiLMConfig, load_bilm
 from ..bilm.loading import resolve_model_path
 from ..bilm.vocab_file import VOCAB_FILE
+from ..deprecation import renamed
 from ..errors import SpacyElmoError
 from .checkpoint import latest_checkpoint, read_checkpoint
 from .corpus import CorpusStats, TextCorpus, make_tokenizer
-from .distributed import Processes, broadcast, start_processes, stop_processes
+from .ddp import Processes, broadcast, start_processes, stop_processes
 from .errors import CorpusError, TrainingSetupError
 from .settings import RESUMABLE, TrainingSettings
 from .trainer import CHECKPOINT_DIR, PretrainResult, Trainer
@@ -30,7 +31,7 @@ RUN_FILE = "run.json"
 def pretrain(
     output_dir: Path,
     train_paths: Sequence[Path],
-    options: Optional[Dict[str, Any]] = None,
+    architecture: Optional[Dict[str, Any]] = None,
     settings: Optional[TrainingSettings] = None,
     init: Optional[Path] = None,
     init_options: Optional[Path] = None,
@@ -39,19 +40,23 @@ def pretrain(
     export: bool = False,
     device: str = "auto",
     show_progress: bool = True,
+    *,
+    options: Optional[Dict[str, Any]] = None,
 ) -> PretrainResult:
     """Train a biLM from raw text into `output_dir` (which must not hold a run yet).
 
-    options (Optional[Dict]): the architecture (original options.json schema); not with `init`.
+    architecture (Optional[Dict]): the biLM's architecture (original options.json schema); not
+        with `init`. `options` is its old name (deprecated).
     init (Optional[Path]): a bundled model's name, a native model folder or original hdf5 weights
         to fine-tune.
     init_options (Optional[Path]): the options.json of original hdf5 weights.
     vocab_path (Optional[Path]): a softmax vocabulary file instead of one built from the text.
     export (bool): also write the model in the original format (options.json + hdf5).
     """
+    architecture = renamed("pretrain", "options", "architecture", options, architecture)
     settings = settings or TrainingSettings()
     output_dir = Path(output_dir)
-    if (options is None) == (init is None):
+    if (architecture is None) == (init is None):
         raise TrainingSetupError(
             "give exactly one of: an architecture (a preset) or a model to fine-tune (--init)"
         )
@@ -67,7 +72,7 @@ def pretrain(
         corpus = _train_corpus(spec, settings, processes)
         prepared = _main_only(
             processes,
-            lambda: _prepare_fresh(output_dir, spec, corpus, options, settings, init, init_options, vocab_path),
+            lambda: _prepare_fresh(output_dir, spec, corpus, architecture, settings, init, init_options, vocab_path),
         )
         shared = broadcast(
             (prepared[0].config.to_options(), prepared[0].vocab, prepared[1]) if prepared else None, processes
@@ -121,14 +126,7 @@ def resume(
             )
         checkpoint = read_checkpoint(path)
         corpus = _train_corpus(spec, settings, processes)
-        counted = spec["corpus"]
-        stats = CorpusStats(
-            counted["lines"],
-            counted["sentences"],
-            counted["tokens"],
-            Counter(counted["skipped"]),
-            counted["first_skip"],
-        )
+        stats = CorpusStats.from_dict(spec["corpus"])
         heldout = _main_only(processes, lambda: _read_all(spec["heldout"], settings))
         trainer = Trainer(output_dir, checkpoint.bilm, corpus, settings, processes, show_progress, heldout, stats)
         trainer.restore(checkpoint)
@@ -180,7 +178,7 @@ def _prepare_fresh(
     output_dir: Path,
     spec: Dict[str, Any],
     corpus: TextCorpus,
-    options: Optional[Dict[str, Any]],
+    architecture: Optional[Dict[str, Any]],
     settings: TrainingSettings,
     init: Optional[Path],
     init_options: Optional[Path],
@@ -198,7 +196,7 @@ def _prepare_fresh(
         bilm = load_bilm(init, options=init_options)
     else:
         torch.manual_seed(settings.seed)
-        bilm = BiLM(BiLMConfig.from_options(options or {}, source="architecture"))
+        bilm = BiLM(BiLMConfig.from_options(architecture or {}, source="architecture"))
         bilm.reset_parameters()
     if bilm.vocab is not None and vocab_path is not None:
         raise TrainingSetupError(
@@ -231,13 +229,7 @@ def _prepare_fresh(
         with torch.no_grad():
             bilm.softmax.bias.copy_(torch.tensor(vocab.log_frequencies(counts or Counter(), stats.sentences)))
     output_dir.mkdir(parents=True, exist_ok=True)
-    spec["corpus"] = {
-        "lines": stats.lines,
-        "sentences": stats.sentences,
-        "tokens": stats.tokens,
-        "skipped": dict(stats.skipped),
-        "first_skip": stats.first_skip,
-    }
+    spec["corpus"] = stats.to_dict()
     spec["vocab_size"] = len(vocab)
     vocab.to_file(output_dir / VOCAB_FILE)
     (output_dir / RUN_FILE).write_text(json.dumps(spec, indent=2), encoding="utf8")

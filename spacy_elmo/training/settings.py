@@ -1,6 +1,7 @@
 """Hyper-parameters and budgets of a pretraining run, with the bilm-tf recipe as defaults."""
 
-from dataclasses import asdict, dataclass, fields
+import warnings
+from dataclasses import InitVar, asdict, dataclass, fields
 from typing import Any, Dict, Optional
 
 from ..runtime import COMPUTE_DTYPES, STORAGE_DTYPES
@@ -14,6 +15,8 @@ RENAMED = {
     "n_negative_samples": "negatives",
     "n_epochs": "epochs",
     "max_seconds": "max_time",
+    "precision": "compute_dtype",
+    "model_dtype": "storage_dtype",
 }
 # Settings that may change when a run is resumed: budgets, intervals and storage, not the maths.
 RESUMABLE = (
@@ -25,7 +28,7 @@ RESUMABLE = (
     "eval_every",
     "log_every",
     "keep_checkpoints",
-    "model_dtype",
+    "storage_dtype",
     "compile",
 )
 
@@ -35,12 +38,13 @@ class TrainingSettings:
     """How to train (bilm-tf's `train_elmo.py` recipe): per-process batch of `batch_size` rows ×
     `unroll_steps` tokens, sampled softmax with `negatives` (full softmax when the vocabulary is not larger),
     Adagrad 0.2 with accumulator 1.0 on loss × unroll_steps, global-norm clip 10, dropout 0.1.
-    `precision` "bfloat16" runs the large matrix products (char CNN, highway, LSTM input,
+    `compute_dtype` "bfloat16" runs the large matrix products (char CNN, highway, LSTM input,
     recurrent and projection products, softmax) in bfloat16 under autocast; weights, optimizer
     state, cell state, gradient clipping and the loss stay float32.
-    `model_dtype` is the storage type of the final model (checkpoints keep float32).
+    `storage_dtype` is the type the final model is saved in (checkpoints keep float32).
     `compile` runs the element-wise part of each LSTM step as fused loops made by `torch.compile`
     (the same maths, faster; it costs a compilation at the start).
+    `precision` and `model_dtype` are the old names of `compute_dtype` and `storage_dtype` (deprecated).
 
     A run stops at the first budget reached: `epochs` over the data, `max_steps`, `token_budget`
     (all processes together), or `max_time` seconds of this invocation.
@@ -56,7 +60,7 @@ class TrainingSettings:
     initial_accumulator: float = 1.0
     clip_norm: float = 10.0
     dropout: float = 0.1
-    precision: str = "float32"
+    compute_dtype: str = "float32"
     max_vocab_size: Optional[int] = None
     min_count: int = 1
     max_line_chars: int = DEFAULT_MAX_LINE_CHARS
@@ -69,10 +73,16 @@ class TrainingSettings:
     eval_every: int = 1000
     log_every: int = 100
     keep_checkpoints: int = 2
-    model_dtype: str = "float32"
+    storage_dtype: str = "float32"
     compile: bool = False
+    precision: InitVar[Optional[str]] = None
+    model_dtype: InitVar[Optional[str]] = None
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, precision: Optional[str], model_dtype: Optional[str]) -> None:
+        for old, new, value in (("precision", "compute_dtype", precision), ("model_dtype", "storage_dtype", model_dtype)):
+            if value is not None:
+                warnings.warn(f"TrainingSettings: {old} is deprecated; use {new}", DeprecationWarning, stacklevel=3)
+                setattr(self, new, value)
         if self.optimizer not in OPTIMIZERS:
             raise TrainingSetupError(
                 f"unknown optimizer {self.optimizer!r}; choose one of {', '.join(OPTIMIZERS)}"
@@ -88,16 +98,16 @@ class TrainingSettings:
         ):
             if getattr(self, name) < 1:
                 raise TrainingSetupError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.precision not in COMPUTE_DTYPES:
+        if self.compute_dtype not in COMPUTE_DTYPES:
             raise TrainingSetupError(
-                f"unknown precision {self.precision!r}; choose one of {', '.join(COMPUTE_DTYPES)}"
+                f"unknown compute dtype {self.compute_dtype!r}; choose one of {', '.join(COMPUTE_DTYPES)}"
             )
-        self.precision = COMPUTE_DTYPES[self.precision]
-        if self.precision == "int8":
-            raise TrainingSetupError("precision int8 is for inference only; train in float32 or bf16")
-        if self.model_dtype not in STORAGE_DTYPES:
+        self.compute_dtype = COMPUTE_DTYPES[self.compute_dtype]
+        if self.compute_dtype == "int8":
+            raise TrainingSetupError("compute dtype int8 is for inference only; train in float32 or bf16")
+        if self.storage_dtype not in STORAGE_DTYPES:
             raise TrainingSetupError(
-                f"unknown model dtype {self.model_dtype!r}; choose one of {', '.join(STORAGE_DTYPES)}"
+                f"unknown storage dtype {self.storage_dtype!r}; choose one of {', '.join(STORAGE_DTYPES)}"
             )
         if not 0.0 <= self.dropout < 1.0:
             raise TrainingSetupError(f"dropout must be in [0, 1), got {self.dropout}")
@@ -119,3 +129,7 @@ class TrainingSettings:
         if unknown:
             raise TrainingSetupError(f"unknown training settings: {', '.join(sorted(unknown))}")
         return cls(**data)
+
+
+# Reading an old name is an error, not the InitVar's default.
+del TrainingSettings.precision, TrainingSettings.model_dtype

@@ -19,10 +19,10 @@ from tqdm import tqdm
 from ..bilm import BiLM, export_original, save_bilm
 from ..bilm.original_format import check_exportable
 from .batcher import RowBatcher, to_tensors
-from ..bilm.model_info import MODEL_INFO_FILE
+from ..bilm.model_info import write_model_info
 from .checkpoint import Checkpoint, checkpoint_path, write_checkpoint
 from .corpus import CorpusStats, Cursor, TextCorpus
-from .distributed import Processes, all_agree, gather, wrap_model
+from .ddp import Processes, all_agree, gather, wrap_model
 from .errors import TrainingDiverged
 from .evaluation import Perplexity, evaluate_perplexity
 from .objective import BiLMObjective, LstmState
@@ -93,7 +93,7 @@ class Trainer:
         self.bilm.lstm.compiled_cells = settings.compile
         self.vocab = SoftmaxVocab(bilm.vocab or [])
         rank_seed = settings.seed * 1000 + processes.rank
-        self.autocast_dtype = torch.bfloat16 if settings.precision == "bfloat16" else None
+        self.autocast_dtype = torch.bfloat16 if settings.compute_dtype == "bfloat16" else None
         self.objective = BiLMObjective(
             self.bilm,
             settings.negatives,
@@ -318,9 +318,8 @@ class Trainer:
     def _finish(self, export: bool) -> Optional[Perplexity]:
         """Write the final model (and original-format copy); evaluate on the held-out text."""
         folder = self.output_dir / MODEL_DIR
-        save_bilm(self.bilm, folder, dtype=self.settings.model_dtype)
-        info = {"lang": self.settings.lang, "steps": self.step, "tokens": self.tokens}
-        (folder / MODEL_INFO_FILE).write_text(json.dumps(info, indent=2), encoding="utf8")
+        save_bilm(self.bilm, folder, self.settings.storage_dtype)
+        write_model_info(folder, {"lang": self.settings.lang, "steps": self.step, "tokens": self.tokens})
         if export:
             export_original(self.bilm, self.output_dir / ORIGINAL_DIR)
         heldout = self._evaluate() if self.heldout is not None else None

@@ -1,0 +1,9 @@
+"""The names spaCy's registries know the package's functions by, one constant each; setup.cfg's
+entry points name the same (a test holds them together)."""
+
+ELMO_MODEL = "spacy-elmo.ElmoModel.v1"
+ELMO_LISTENER = "spacy-elmo.ElmoListener.v1"
+ELMO_EMBED = "spacy-elmo.ElmoEmbed.v1"
+SCALAR_MIX = "spacy-elmo.ScalarMix.v1"
+COREF_CORPUS = "spacy-elmo.CorefCorpus.v1"
+COREF_CONLL_SCORER = "spacy-elmo.coref_conll_scorer.v1"

@@ -1,0 +1,201 @@
+"""The README and docs/ say what is true: the set-up commands are CI's, the results tables are the
+committed JSON's, the layout names every CLI command, the Python examples run, and every relative
+link (and heading anchor) exists."""
+import json
+import re
+import statistics
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+README = REPO / "README.md"
+RESULTS = REPO / "docs" / "results"
+
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+CODE_BLOCK = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
+
+
+def markdown_files() -> List[Path]:
+    return [README, *sorted((REPO / "docs").glob("*.md"))]
+
+
+def code_blocks(path: Path, language: str) -> List[str]:
+    return [body for lang, body in CODE_BLOCK.findall(path.read_text(encoding="utf8")) if lang == language]
+
+
+def table_rows(text: str, first_cell: str) -> Dict[str, List[str]]:
+    """Rows of the markdown table whose header starts with `first_cell`: first cell -> other cells."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"| {first_cell} |"))
+    rows = {}
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        rows[cells[0]] = cells[1:]
+    return rows
+
+
+# --- set-up ----------------------------------------------------------------------------------
+
+
+def ci_steps() -> List[str]:
+    """The commands of .ci/run's first environment that a user types (pip's quiet flags left out)."""
+    steps = []
+    for line in (REPO / ".ci" / "run").read_text().splitlines():
+        if line.strip() == "deactivate":
+            break
+        if line.startswith(("python3 -m venv", "pip install", "python -m pytest")):
+            steps.append(line.replace(" --quiet", "").replace(" --disable-pip-version-check", ""))
+    return steps
+
+
+def test_the_test_command_is_what_ci_runs():
+    steps = ci_steps()
+    assert steps[0] == "python3 -m venv .venv" and steps[-1] == "python -m pytest -q tests", steps
+    assert steps[1].startswith("pip install torch==") and steps[2].startswith("pip install -e "), steps
+    ci = (REPO / ".ci" / "run").read_text()
+    assert "shared/data" in ci
+    commands = [line for block in code_blocks(README, "bash") for line in block.splitlines() if "pytest" in line]
+    assert commands, "README has no test command"
+    command = commands[0]
+    position = 0
+    for step in steps:
+        found = command.find(step, position)
+        assert found >= 0, f"README's test command lacks {step!r} (after position {position})"
+        position = found + len(step)
+    assert "SPACY_ELMO_FIXTURES" not in command  # the fixtures are in the clone
+    assert "SPACY_ELMO_DATA=../shared/data" in command
+
+
+def test_the_run_command_installs_the_package_and_runs_the_component():
+    command = code_blocks(README, "bash")[0]
+    assert command.startswith("python3 -m venv .venv && . .venv/bin/activate && pip install torch==2.13.0 && pip install -e . && python -c")
+    assert "nlp.add_pipe('elmo')" in command
+
+
+def test_the_readme_says_how_to_get_the_cpu_build_of_torch():
+    assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in README.read_text(encoding="utf8")
+
+
+def test_the_examples_make_their_data_and_write_where_git_ignores():
+    lines = [line for block in code_blocks(README, "bash") for line in block.splitlines()]
+    train = next(i for i, line in enumerate(lines) if line.startswith("python -m spacy train"))
+    assert any("spacy convert" in line and "train" in line for line in lines[:train]), "no way to make train.spacy"
+    pretrain = next(line for line in lines if line.startswith("python -m spacy_elmo pretrain"))
+    top_folder = pretrain.split()[4].split("/")[0]
+    assert f"/{top_folder}/" in (REPO / ".gitignore").read_text().splitlines()
+
+
+def test_the_readme_is_a_front_door():
+    assert len(README.read_text(encoding="utf8").splitlines()) <= 200
+
+
+# --- results ---------------------------------------------------------------------------------
+
+
+def runs(name: str) -> List[dict]:
+    return json.loads((RESULTS / f"{name}.json").read_text())["runs"]
+
+
+def paired(baseline_name: str, elmo_name: str, score: str) -> Tuple[List[float], List[float]]:
+    """A score per seed of the baseline and the ELMo runs, over the seeds both have."""
+    baseline, elmo = runs(baseline_name), runs(elmo_name)
+    seeds = sorted({r["seed"] for r in baseline} & {r["seed"] for r in elmo})
+    by_seed = [{r["seed"]: r["scores"][score] for r in variant} for variant in (baseline, elmo)]
+    return [by_seed[0][seed] for seed in seeds], [by_seed[1][seed] for seed in seeds]
+
+
+def mean_sd(values: List[float]) -> str:
+    return f"{100 * statistics.mean(values):.2f} ± {100 * statistics.stdev(values):.2f}"
+
+
+HEADLINE = {  # README row -> (baseline JSON, ELMo JSON, score)
+    "NER, UNER English-EWT": ("ner-baseline", "ner-elmo", "ents_f"),
+    "NER, first 1,000 train sentences": ("ner-baseline-low", "ner-elmo-low", "ents_f"),
+    "UPOS, UD English-EWT": ("tagger-baseline", "tagger-elmo", "tag_acc"),
+    "coreference, GUM": ("coref-baseline", "coref-elmo", "coref_conll_f"),
+}
+
+
+def test_the_headline_results_are_the_committed_json():
+    rows = table_rows(README.read_text(encoding="utf8"), "task (test set)")
+    assert list(rows) == list(HEADLINE)
+    for row, (baseline_name, elmo_name, score) in HEADLINE.items():
+        baseline, elmo = paired(baseline_name, elmo_name, score)
+        assert len(baseline) == 3, f"{row}: seeds 0, 1, 2, as the README says"
+        gain = 100 * (statistics.mean(elmo) - statistics.mean(baseline))
+        assert rows[row][1:] == [mean_sd(baseline), mean_sd(elmo), f"{gain:+.2f}"], row
+
+
+def test_the_tuning_table_is_the_committed_json():
+    rows = table_rows((REPO / "docs" / "results.md").read_text(encoding="utf8"), "config")
+    for variant, label in (("baseline", "baseline"), ("elmo", "ELMo")):
+        ner = {tuple(r["setting"].values()): r["value"] for r in json.loads((RESULTS / "tune" / f"ner-{variant}.json").read_text())["runs"]}
+        tagger = {tuple(r["setting"].values()): r["value"] for r in json.loads((RESULTS / "tune" / f"tagger-{variant}.json").read_text())["runs"]}
+        values = [ner[("0.1", "2")], ner[("0.1", "4")], ner[("0.3", "2")], ner[("0.3", "4")], tagger[("0.1",)], tagger[("0.3",)]]
+        best = {max(values[:4]), max(values[4:])}
+        expected = [f"**{100 * v:.2f}**" if v in best else f"{100 * v:.2f}" for v in values]
+        assert rows[label] == expected, label
+
+
+# --- layout and examples ---------------------------------------------------------------------
+
+
+def test_the_layout_names_every_command():
+    typer = pytest.importorskip("typer")
+    import spacy_elmo.cli.main  # noqa: F401  (registers the commands)
+    from spacy_elmo.cli.app import app
+
+    commands = set(typer.main.get_command(app).commands)
+    text = " ".join(README.read_text(encoding="utf8").split())
+    listed = re.search(r"`python -m spacy_elmo ((?:[a-z-]+ \| )+[a-z-]+)`", text)
+    assert listed, "README's layout does not list the commands"
+    assert {c.strip() for c in listed.group(1).split("|")} == commands
+
+
+# Pages whose Python examples run offline as written (coreference.md's needs a trained pipeline).
+RUNNABLE = [README, REPO / "docs" / "usage.md", REPO / "docs" / "allennlp.md"]
+
+
+@pytest.mark.parametrize("page", RUNNABLE, ids=lambda page: page.name)
+def test_the_python_examples_run(page, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    blocks = code_blocks(page, "python")
+    assert blocks
+    for block in blocks:
+        exec(compile(block, str(page), "exec"), {})
+
+
+# --- links -----------------------------------------------------------------------------------
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor of a heading."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def anchors(path: Path) -> set:
+    text = CODE_BLOCK.sub("", path.read_text(encoding="utf8"))
+    return {slug(line.lstrip("#")) for line in text.splitlines() if line.startswith("#")}
+
+
+def links() -> List[Tuple[Path, str]]:
+    found = []
+    for page in markdown_files():
+        text = CODE_BLOCK.sub("", page.read_text(encoding="utf8"))
+        found += [(page, target) for target in LINK.findall(text) if not re.match(r"[a-z]+:", target)]
+    return found
+
+
+@pytest.mark.parametrize("page,target", links(), ids=lambda x: x.name if isinstance(x, Path) else x)
+def test_relative_links_point_to_files_and_headings(page, target):
+    path, _, anchor = target.partition("#")
+    resolved = (page.parent / path).resolve() if path else page
+    relative = resolved.relative_to(REPO).as_posix() if resolved.is_relative_to(REPO) else str(resolved)
+    assert resolved.exists(), f"{page.name}: {target} does not exist"
+    if anchor and resolved.suffix == ".md":
+        assert anchor in anchors(resolved), f"{page.name}: no heading #{anchor} in {relative}"

@@ -1,0 +1,102 @@
+"""Registration: setup.cfg's entry points name every registered function, spaCy finds them in a
+fresh process without importing spacy_elmo first, and the registered signatures are the
+settings dataclasses' fields with their defaults."""
+import configparser
+import dataclasses
+import inspect
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict
+
+from spacy.language import Language
+from spacy.util import registry
+
+import spacy_elmo.architectures  # noqa: F401  (registers the architectures)
+import spacy_elmo.coref.corpus  # noqa: F401
+import spacy_elmo.coref.scoring  # noqa: F401
+import spacy_elmo.pipeline.component  # noqa: F401
+from spacy_elmo.architectures import build_elmo_model_v1
+from spacy_elmo.layers.elmo_model import ElmoModelSettings
+from spacy_elmo.pipeline.component import make_elmo
+from spacy_elmo.pipeline.settings import ElmoSettings
+
+REPO = Path(__file__).resolve().parents[2]
+REGISTRIES = {"spacy_architectures": "architectures", "spacy_readers": "readers", "spacy_scorers": "scorers"}
+
+
+def setup_cfg_entry_points() -> Dict[str, Dict[str, str]]:
+    """Entry points by group, as setup.cfg declares them: {group: {name: "module:attr"}}."""
+    parser = configparser.ConfigParser()
+    parser.read(REPO / "setup.cfg")
+    groups: Dict[str, Dict[str, str]] = {}
+    for group, block in parser["options.entry_points"].items():
+        lines = [line.strip() for line in block.strip().splitlines() if line.strip()]
+        groups[group] = dict(tuple(part.strip() for part in line.split("=", 1)) for line in lines)
+    return groups
+
+
+def test_every_registered_name_has_its_entry_point():
+    declared = setup_cfg_entry_points()
+    for group, registry_name in REGISTRIES.items():
+        ours = {name for name in getattr(registry, registry_name).get_all() if name.startswith("spacy-elmo.")}
+        assert set(declared.get(group, {})) == ours, group
+        for name, target in declared[group].items():
+            module, attr = target.split(":")
+            assert getattr(sys.modules[module], attr) is getattr(registry, registry_name).get(name), name
+    assert declared["spacy_factories"] == {"elmo": "spacy_elmo.pipeline.component:make_elmo"}
+
+
+def test_the_registry_name_constants_are_the_entry_points():
+    from spacy_elmo import registry_names
+
+    constants = {value for name, value in vars(registry_names).items() if name.isupper()}
+    declared = {name for group in REGISTRIES for name in setup_cfg_entry_points()[group]}
+    assert constants == declared
+
+
+def test_entry_points_resolve_in_a_fresh_process():
+    """In a new interpreter spaCy finds each name through the installed entry points alone."""
+    names = {registry_name: sorted(setup_cfg_entry_points()[group]) for group, registry_name in REGISTRIES.items()}
+    script = f"""
+import json, sys
+from spacy.util import registry
+import spacy
+assert "spacy_elmo" not in sys.modules
+found = {{}}
+for registry_name, names in {names!r}.items():
+    for name in names:
+        function = getattr(registry, registry_name).get(name)
+        found[name] = function.__module__ + ":" + function.__name__
+nlp = spacy.blank("en")
+nlp.add_pipe("elmo")
+found["elmo"] = type(nlp.get_pipe("elmo")).__module__
+print(json.dumps(found))
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO.parent)
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout.strip().splitlines()[-1])
+    for group in REGISTRIES:
+        for name, target in setup_cfg_entry_points()[group].items():
+            assert found[name] == target, name
+    assert found["elmo"] == "spacy_elmo.pipeline.component"
+
+
+def _parameters(function) -> Dict[str, object]:
+    return {name: p.default for name, p in inspect.signature(function).parameters.items()}
+
+
+def test_the_model_architecture_takes_the_settings_fields_and_defaults():
+    expected = {field.name: field.default for field in dataclasses.fields(ElmoModelSettings)}
+    assert _parameters(build_elmo_model_v1) == expected
+
+
+def test_the_factory_takes_the_component_settings_and_their_defaults():
+    parameters = _parameters(make_elmo)
+    assert list(parameters)[:2] == ["nlp", "name"]
+    fields = [field.name for field in dataclasses.fields(ElmoSettings)]
+    assert sorted(parameters) == sorted(["nlp", "name", "model", *fields])
+    defaults = Language.get_factory_meta("elmo").default_config
+    assert {name: defaults[name] for name in fields} == dataclasses.asdict(ElmoSettings())
+    assert defaults["model"] == ElmoModelSettings().to_config()

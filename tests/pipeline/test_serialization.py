@@ -1,0 +1,98 @@
+"""Same results across save/load, bytes, doc serialization, batching and processes."""
+import pickle
+import shutil
+import signal
+
+import numpy as np
+import pytest
+import spacy
+from spacy.tokens import Doc, DocBin
+from spacy.util import load_model_from_config
+
+from .helpers import elmo_nlp
+
+TEXTS = ["The cat sat on the mat. It was happy.", "", "  ", "One", "Emoji 😀 and 中文. Done!", "A  spaced \n doc."]
+
+
+@pytest.fixture(scope="module")
+def movable_nlp(model_files, tmp_path_factory):
+    """A pipeline whose weight files are deleted after it is built."""
+    folder = tmp_path_factory.mktemp("weights")
+    files = tuple(shutil.copy(f, folder / f.name) for f in model_files)
+    nlp = elmo_nlp(files, config={"layer": "mix", "mix_weights": [0.5, 1.0, -1.0], "mix_gamma": 2.0, "set_vectors": True})
+    shutil.rmtree(folder)
+    return nlp
+
+
+def layers(docs):
+    return [doc._.elmo for doc in docs]
+
+
+def assert_same(first, second):
+    assert len(first) == len(second)
+    for a, b in zip(first, second):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+def test_to_disk_and_load_without_the_weight_files(movable_nlp, tmp_path):
+    before = list(movable_nlp.pipe(TEXTS))
+    movable_nlp.to_disk(tmp_path / "pipeline")
+    model_file = (tmp_path / "pipeline" / "elmo" / "model").read_bytes()
+    assert b"data.pkl" not in model_file  # no torch.save pickle inside
+    loaded = spacy.load(tmp_path / "pipeline")
+    after = list(loaded.pipe(TEXTS))
+    assert_same(layers(before), layers(after))
+    assert after[0][1]._.elmo.shape == (32,)
+    np.testing.assert_allclose(after[0][1].vector, before[0][1].vector, rtol=1e-6, atol=1e-6)
+    assert loaded.get_pipe("elmo").settings.layer == "mix"
+
+
+def test_settings_come_from_the_config_at_load(movable_nlp, tmp_path):
+    movable_nlp.to_disk(tmp_path / "pipeline")
+    overrides = {"layer": "top", "mix_weights": None, "model": {"batch_size": 3}}
+    loaded = spacy.load(tmp_path / "pipeline", config={"components": {"elmo": overrides}})
+    doc = loaded("A cat sat.")
+    elmo = loaded.get_pipe("elmo")
+    assert elmo.settings.layer == "top" and elmo.model.attrs["settings"].batch_size == 3
+    np.testing.assert_array_equal(doc[1]._.elmo, doc._.elmo[2, 1])
+
+
+def test_to_bytes_and_from_bytes(movable_nlp):
+    data = movable_nlp.to_bytes()
+    restored = load_model_from_config(movable_nlp.config).from_bytes(data)
+    assert_same(layers(movable_nlp.pipe(TEXTS)), layers(restored.pipe(TEXTS)))
+
+
+def test_batch_equals_one_at_a_time(movable_nlp):
+    assert_same(layers(movable_nlp.pipe(TEXTS, batch_size=64)), layers(movable_nlp(t) for t in TEXTS))
+
+
+def test_two_processes_equal_one(movable_nlp):
+    texts = TEXTS * 3
+    one = layers(movable_nlp.pipe(texts, n_process=1))
+    signal.signal(signal.SIGALRM, _hung)
+    signal.alarm(120)  # torch in forked workers used to hang: fail instead of blocking the suite
+    try:
+        two = layers(movable_nlp.pipe(texts, n_process=2, batch_size=4))
+    finally:
+        signal.alarm(0)
+    assert_same(one, two)
+
+
+def _hung(*_):
+    raise TimeoutError("nlp.pipe(n_process=2) did not finish in 120 s")
+
+
+@pytest.mark.filterwarnings("ignore:.*W109")
+def test_doc_attributes_round_trip(movable_nlp):
+    docs = list(movable_nlp.pipe(TEXTS))
+    expected = layers(docs)
+    from_bytes = [Doc(movable_nlp.vocab).from_bytes(doc.to_bytes()) for doc in docs]
+    doc_bin = DocBin(store_user_data=True, docs=docs)
+    from_doc_bin = list(DocBin().from_bytes(doc_bin.to_bytes()).get_docs(movable_nlp.vocab))
+    from_pickle = pickle.loads(pickle.dumps(docs))
+    for restored in (from_bytes, from_doc_bin, from_pickle):
+        assert_same(expected, layers(restored))
+        for doc, original in zip(restored, docs):
+            assert [t._.elmo.tolist() for t in doc] == [t._.elmo.tolist() for t in original]

@@ -1,0 +1,36 @@
+"""scripts/convert_uner.py: the seeded random low-resource sample."""
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def convert_uner():
+    sys.path.insert(0, str(REPO / "scripts"))  # for its `from ud_text import ...`
+    spec = importlib.util.spec_from_file_location("convert_uner", REPO / "scripts" / "convert_uner.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    yield module
+    sys.path.remove(str(REPO / "scripts"))
+
+
+def sentence(i):
+    return [f"w{i}"], ["B-PER" if i % 3 == 0 else "O"], [False]
+
+
+def test_the_random_sample_is_seeded_in_file_order_and_without_repeats(convert_uner):
+    sentences = [sentence(i) for i in range(100)]
+    sample = convert_uner.random_sample(sentences, 10, seed=0)
+    assert sample == convert_uner.random_sample(sentences, 10, seed=0)
+    assert sample != convert_uner.random_sample(sentences, 10, seed=1)
+    indices = [sentences.index(s) for s in sample]
+    assert len(set(indices)) == 10 and indices == sorted(indices)
+
+
+def test_entities_are_counted_per_label(convert_uner):
+    counts = convert_uner.count_entities([(["a", "b", "c"], ["B-PER", "I-PER", "B-LOC"], [True, True, False])])
+    assert counts == {"PER": 1, "LOC": 1}

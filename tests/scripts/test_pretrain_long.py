@@ -1,0 +1,51 @@
+"""scripts/pretrain_long.py: a run over several sittings, its snapshot, and the fallback to the
+snapshot when the run's checkpoints are gone."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from spacy_elmo.bilm import load_bilm
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "scripts" / "pretrain_long.py"
+SAMPLE = REPO / "data" / "smoke" / "corpus" / "train.txt.gz"
+
+
+def long_run(*args: str) -> str:
+    done = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_start_snapshot_resume_and_fallback_to_the_snapshot(tmp_path):
+    snapshot, run_dir = tmp_path / "snapshot", tmp_path / "run"
+    snapshot.mkdir()
+    recipe = {
+        "text": [str(SAMPLE)],
+        "architecture": ["--preset", "tiny"],
+        "training": ["--batch-size", "4", "--unroll-steps", "5", "--negatives", "8", "--epochs", "0", "--max-steps", "3", "--log-every", "1"],
+        "speed": [],
+        "threads": 1,
+    }
+    (snapshot / "recipe.json").write_text(json.dumps(recipe))
+    assert "--preset tiny" in long_run("run", str(run_dir), "--snapshot", str(snapshot))
+    # A later sitting resumes: the budget is reached, so it only writes the model.
+    assert "--resume" in long_run("run", str(run_dir), "--snapshot", str(snapshot))
+    long_run("snapshot", str(run_dir), str(snapshot))
+    info = json.loads((snapshot / "model" / "pretrain.json").read_text())
+    assert info["steps"] == 3
+    spec = json.loads((snapshot / "run.json").read_text())
+    assert spec["train"] == [SAMPLE.name]  # no path of this machine
+    assert (snapshot / "metrics.jsonl").is_file()
+    snapshot_weights = load_bilm(snapshot / "model").state_dict()
+    # The machine lost the run: a new sitting continues from the committed weights.
+    lost = tmp_path / "lost"
+    out = long_run("run", str(lost), "--snapshot", str(snapshot))
+    assert "--init" in out and "--preset" not in out
+    history = json.loads((snapshot / "history.json").read_text())
+    assert history[0]["continued_from"]["steps"] == 3
+    continued = load_bilm(lost / "model")
+    assert continued.vocab == load_bilm(snapshot / "model").vocab
+    changed = [k for k, v in continued.state_dict().items() if not (v == snapshot_weights[k].to(v.dtype)).all()]
+    assert changed  # it trained on from the snapshot's weights
