@@ -4,7 +4,9 @@ token budget, for each setting of the recipe (negatives, rows, BPTT length, prec
 Each setting trains a fresh model on the first lines of the training text (the same lines and
 vocabulary for every setting) until it has seen `--tokens` tokens, scoring the first
 `--heldout-lines` lines of the held-out text with the full softmax every `--eval-tokens` tokens
-and at the end. Tokens/s is the run's own (every step, warm-up included, evaluation left out).
+and at the end. Tokens/s is the run's own (every step, warm-up included, evaluation left out);
+steady tokens/s leaves out the first quarter of the steps too (warm-up, and compilation with
+`compile=1`), as a run of many hours sees it.
 
 MFU = model FLOPs per token × tokens/s ÷ the measured peak of this machine's matrix products,
 in float32 and in bfloat16 (each measured with torch.mm, warmed, best of several runs).
@@ -91,6 +93,16 @@ def model_flops(config: BiLMConfig, n_candidates: int) -> float:
     return 3.0 * (encoder + lstm + softmax)
 
 
+def steady_speed(metrics_path: Path) -> float:
+    """Tokens/s between the first and the last logged step (each log has the run's cumulative
+    tokens/s since its start, evaluation left out)."""
+    logs = [json.loads(line) for line in metrics_path.read_text().splitlines()]
+    logs = [m for m in logs if "tokens_per_second" in m]
+    first, last = logs[0], logs[-1]
+    seconds = last["tokens"] / last["tokens_per_second"] - first["tokens"] / first["tokens_per_second"]
+    return (last["tokens"] - first["tokens"]) / seconds if seconds > 0 else float("nan")
+
+
 def architecture(name: str) -> Dict[str, Any]:
     """Options of a preset, or of the bundled default model ("bundled")."""
     if name == "bundled":
@@ -161,6 +173,7 @@ def main(
             settings.token_budget = budget
             settings.checkpoint_every = 10**9
             settings.eval_every = max(1, _parse_count(eval_tokens, "--eval-tokens") // per_step)
+            settings.log_every = max(1, budget // per_step // 4)
             run_dir = Path(tmp) / f"run{index}"
             result = pretrain(
                 run_dir, [lines], options, settings, vocab_path=vocab, heldout_path=held, device="cpu", show_progress=False
@@ -175,6 +188,7 @@ def main(
                 "tokens": result.tokens,
                 "steps": result.steps,
                 "tokens_per_second": round(speed),
+                "steady_tokens_per_second": round(steady_speed(run_dir / "metrics.jsonl")),
                 "model_gflop_per_token": round(flops / 1e9, 4),
                 "mfu_float32_peak": round(speed * flops / peak32, 4),
                 "mfu_bfloat16_peak": round(speed * flops / peak16, 4),

@@ -79,7 +79,7 @@ def snapshot(
         raise SystemExit(f"error: {run_dir} has no checkpoint")
     step = int(checkpoints[-1].name.split("-")[1])
     # A budget already reached: the run writes model/ (and its held-out perplexity) and stops.
-    _pretrain([str(run_dir), "--resume", "--max-steps", str(step), "--model-dtype", "float16", "--quiet"])
+    _pretrain([str(run_dir), "--resume", "--max-steps", str(step), "--storage-dtype", "float16", "--quiet"])
     target = output / "model"
     if target.exists():
         shutil.rmtree(target)
