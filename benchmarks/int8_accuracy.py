@@ -73,7 +73,7 @@ def main(
                   f"1st percentile {row['cosine_p01']:.5f}  min {row['cosine_min']:.5f}  "
                   f"tokens below {TARGET_COSINE}: {row['tokens_below_target']} of {row['tokens']}", flush=True)
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps({"machine": machine(), "corpus": str(corpus), "results": results}, indent=1) + "\n")
+    output.write_text(json.dumps({"machine": machine(), "corpus": corpus.name, "results": results}, indent=1) + "\n")
     print(f"written: {output}")
 
 

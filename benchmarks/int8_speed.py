@@ -138,7 +138,7 @@ def main(
         return
     import tempfile
 
-    info = {**machine(), "threads": threads, "corpus": str(corpus), "batch_size": batch_size, "repeats": repeats, "note": note}
+    info = {**machine(), "threads": threads, "corpus": corpus.name, "batch_size": batch_size, "repeats": repeats, "note": note}
     print(json.dumps(info, indent=1))
     results = []
     with tempfile.TemporaryDirectory() as tmp:
