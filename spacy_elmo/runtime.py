@@ -25,7 +25,8 @@ VECTOR_STORAGE_DTYPES = STORAGE_DTYPES[:2]
 
 
 # How OpenMP threads wait, per command of `python -m spacy_elmo` (read when torch loads).
-# `pretrain` owns its cores for hours: spinning threads (ACTIVE) trained about 30% faster. Every
+# `pretrain` owns its cores for hours: spinning threads (ACTIVE) trained 1,751 against 1,210
+# tokens/s in one measurement, within the noise in another (docs/pretraining.md). Every
 # other command runs beside other work (a pipeline, a server): sleeping threads (PASSIVE) keep 2
 # threads near 1 thread's speed beside a busy process, where spinning ones made `nlp.pipe`
 # slower than 1 thread (docs/performance.md).
