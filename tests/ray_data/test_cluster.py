@@ -25,9 +25,15 @@ def model_settings(weights, options, **model):
 def two_nodes():
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
     cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
     ray.init(address=cluster.address, log_to_driver=False)
-    ray.data.DataContext.get_current().enable_progress_bars = False
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False
+    # Both actors ready before the first block: otherwise, on a busy machine, the first actor
+    # can finish all 8 blocks while the second is still loading (seen once in CI).
+    previous_wait, context.wait_for_min_actors_s = context.wait_for_min_actors_s, 300
     yield cluster
+    context.wait_for_min_actors_s = previous_wait
     ray.shutdown()
     cluster.shutdown()
 
