@@ -6,6 +6,7 @@ The run's folder (checkpoints with optimizer state) lives outside the repository
 
     python scripts/pretrain_long.py run ~/elmo-runs/en-v2 --snapshot pretraining/en_base_v2 --max-time 2h
     python scripts/pretrain_long.py snapshot ~/elmo-runs/en-v2 pretraining/en_base_v2
+    python scripts/pretrain_long.py bundle pretraining/en_base_v2 en_base_v2
 
 `run` resumes the run where it has a checkpoint; else, where the snapshot holds a model, starts a
 new run in the folder with `--init` from it (fresh optimizer state, the text from its start: the
@@ -27,6 +28,9 @@ app = typer.Typer(add_completion=False)
 RECIPE_FILE = "recipe.json"
 HISTORY_FILE = "history.json"
 SNAPSHOT_FILES = ("run.json", "metrics.jsonl")
+MODEL_FILES = ("config.json", "model.safetensors", "vocab.txt")
+LICENSE_FILE = "LICENSE.md"
+BUNDLED_DIR = Path(__file__).resolve().parent.parent / "spacy_elmo" / "models"
 
 
 def _pretrain(args: List[str]) -> None:
@@ -97,6 +101,34 @@ def snapshot(
             spec[key] = os.path.basename(value)
     (output / "run.json").write_text(json.dumps(spec, indent=2) + "\n", encoding="utf8")
     print(f"{output}: step {step}, model {target}")
+
+
+@app.command()
+def bundle(
+    snapshot: Path = typer.Argument(..., help="Snapshot folder: model/ and LICENSE.md"),
+    name: str = typer.Argument(..., help="The bundled model's short name, e.g. en_base_v2"),
+    license: str = typer.Option("CC BY-SA 4.0", help="The weights' licence, as the model card names it"),
+    models_dir: Path = typer.Option(BUNDLED_DIR, help="Where the package's bundled models live"),
+) -> None:
+    """Ship the snapshot's model inside the package as `name`: its weights, vocabulary and
+    architecture, its licence notice, and a model card naming it (spacy_elmo/models/NAME)."""
+    from spacy_elmo.bilm.model_info import MODEL_INFO_FILE, write_model_info
+
+    model, notice = snapshot / "model", snapshot / LICENSE_FILE
+    missing = [str(model / f) for f in (*MODEL_FILES, MODEL_INFO_FILE) if not (model / f).is_file()]
+    missing += [] if notice.is_file() else [str(notice)]
+    if missing:
+        raise SystemExit(f"error: {snapshot} is not a snapshot to bundle: missing {', '.join(missing)}")
+    target = models_dir / name
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    for file in MODEL_FILES:
+        shutil.copy2(model / file, target / file)
+    shutil.copy2(notice, target / LICENSE_FILE)
+    trained = json.loads((model / MODEL_INFO_FILE).read_text(encoding="utf8"))
+    write_model_info(target, {"name": name, "lang": trained["lang"], "license": license, "steps": trained["steps"], "tokens": trained["tokens"]})
+    print(f"{target}: {name}, {trained['tokens']:,} tokens ({trained['steps']:,} steps)")
 
 
 if __name__ == "__main__":

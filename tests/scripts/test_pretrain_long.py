@@ -49,3 +49,29 @@ def test_start_snapshot_resume_and_fallback_to_the_snapshot(tmp_path):
     assert continued.vocab == load_bilm(snapshot / "model").vocab
     changed = [k for k, v in continued.state_dict().items() if not (v == snapshot_weights[k].to(v.dtype)).all()]
     assert changed  # it trained on from the snapshot's weights
+
+
+def test_bundle_ships_a_snapshot_with_its_card_and_licence(tmp_path):
+    snapshot, models = tmp_path / "snapshot", tmp_path / "models"
+    snapshot.mkdir()
+    error = subprocess.run([sys.executable, str(SCRIPT), "bundle", str(snapshot), "en_x", "--models-dir", str(models)], capture_output=True, text=True)
+    assert error.returncode != 0 and "is not a snapshot to bundle: missing" in error.stdout + error.stderr
+    assert not models.exists()
+    run_dir = tmp_path / "run"
+    recipe = {
+        "text": [str(SAMPLE)],
+        "architecture": ["--preset", "tiny"],
+        "training": ["--batch-size", "4", "--unroll-steps", "5", "--negatives", "8", "--epochs", "0", "--max-steps", "2"],
+        "speed": [],
+        "threads": 1,
+    }
+    (snapshot / "recipe.json").write_text(json.dumps(recipe))
+    (snapshot / "LICENSE.md").write_text("# en_x: licence\n")
+    long_run("run", str(run_dir), "--snapshot", str(snapshot))
+    long_run("snapshot", str(run_dir), str(snapshot))
+    assert "2 steps" in long_run("bundle", str(snapshot), "en_x", "--models-dir", str(models))
+    card = json.loads((models / "en_x" / "pretrain.json").read_text())
+    assert card == {"name": "en_x", "lang": "en", "license": "CC BY-SA 4.0", "steps": 2, "tokens": card["tokens"]} and card["tokens"] > 0
+    assert (models / "en_x" / "LICENSE.md").read_text() == "# en_x: licence\n"
+    bundled, snapshotted = load_bilm(models / "en_x").state_dict(), load_bilm(snapshot / "model").state_dict()
+    assert all(bool((bundled[k] == v).all()) for k, v in snapshotted.items())
