@@ -13,6 +13,10 @@ alternating, best of `--repeats`:
     python benchmarks/pipeline_speed.py --model en_base --threads 2 --corpus ../shared/data/corpus/heldout.txt.gz
     python benchmarks/pipeline_speed.py --size small
     python benchmarks/pipeline_speed.py --size original --sentences 128
+    python benchmarks/pipeline_speed.py --model pretraining/en_base_v2/model --against en_base --threads 1
+
+`--against` times a second model's pipeline in the same run, alternating pass by pass with the
+first, and prints the ratio of their words/s (the inference budget of a new bundled model).
 """
 import tempfile
 import time
@@ -46,6 +50,7 @@ def main(
     corpus: Path = typer.Option(DEFAULT_CORPUS, help="text, a sentence a line (.txt or .gz); default: the 200-line sample in data/smoke"),
     repeats: int = typer.Option(5, help="timed passes per way; the fastest counts"),
     threads: int = typer.Option(1, help="torch threads (1 is steadiest on a shared machine; 0: torch's default)"),
+    against: str = typer.Option("", help="a second bundled model or model folder, timed side by side (pipeline way)"),
 ) -> None:
     import spacy
     import torch
@@ -66,6 +71,10 @@ def main(
             block.update(bilm=str(Path(tmp) / "weights.hdf5"), options=str(Path(tmp) / "options.json"))
         elmo = nlp.add_pipe("elmo", config={"model": block})
         nlp.initialize()
+    if against:
+        other = spacy.blank("en")
+        other_elmo = other.add_pipe("elmo", config={"model": {**block, "bilm": against, "options": None}})
+        other.initialize()
     words = [[t.text for t in doc if not t.is_space] for doc in nlp.tokenizer.pipe(texts)]
     docs = [Doc(nlp.vocab, words=w) for w in words]
     n_words = sum(map(len, words))
@@ -73,12 +82,16 @@ def main(
 
     def cold() -> None:
         bilm.token_cache.clear()
+        if against:
+            other_elmo.bilm.token_cache.clear()
 
     ways = {
         "direct": lambda: bilm.embed_sentences(words, batch_size=batch_size, max_tokens=max_tokens),
         "component": lambda: list(nlp.pipe(docs, batch_size=pipe_batch_size)),
         "pipeline": lambda: list(nlp.pipe(texts, batch_size=pipe_batch_size)),
     }
+    if against:
+        ways["against"] = lambda: list(other.pipe(texts, batch_size=pipe_batch_size))
     ways["direct"]()  # warm up torch
     seconds = {name: float("inf") for name in ways}
     for _ in range(repeats):
@@ -87,9 +100,11 @@ def main(
     print(f"{'model=' + model if model else 'size=' + size} dtype={dtype} device={device} lines={len(texts)} words={n_words} batch_size={batch_size} pipe_batch_size={pipe_batch_size} "
           f"threads={torch.get_num_threads()} best of {repeats}")
     for name, s in seconds.items():
-        print(f"{name:>10}: {n_words / s:9.1f} words/s ({s:.3f} s)")
+        print(f"{name:>10}: {n_words / s:9.1f} words/s ({s:.3f} s)" + (f", {against}" if name == "against" else ""))
     print(f"component overhead over the biLM: {100 * (seconds['component'] / seconds['direct'] - 1):+.1f}%")
     print(f"pipeline (with tokenizer) overhead: {100 * (seconds['pipeline'] / seconds['direct'] - 1):+.1f}%")
+    if against:
+        print(f"this model's pipeline takes {seconds['pipeline'] / seconds['against']:.2f}x the time of {against}'s")
 
 
 if __name__ == "__main__":
