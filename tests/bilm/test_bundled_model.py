@@ -98,3 +98,22 @@ def test_a_pipeline_in_another_language_is_warned_about_the_english_model():
     nlp.add_pipe("elmo")
     with pytest.warns(UserWarning, match="language is 'de'.*trained on 'en'"):
         nlp.initialize()
+
+
+def test_a_saved_pipeline_keeps_its_biLM_when_the_default_changes(tmp_path, monkeypatch):
+    """A pipeline saved with the default model (its config says bilm = null) carries the
+    weights: loading it never resolves the default again, so a new default changes nothing."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo")
+    nlp.initialize()
+    assert nlp.config["components"]["elmo"]["model"]["bilm"] is None
+    before = nlp("We saw a play. Let us play chess.")._.elmo
+    nlp.to_disk(tmp_path / "pipeline")
+    from spacy_elmo.bilm import loading
+    from spacy_elmo.bilm.errors import BundledModelNotFound
+
+    monkeypatch.setattr(loading, "DEFAULT_MODEL", "no_such_default")
+    with pytest.raises(BundledModelNotFound, match="no_such_default"):
+        spacy_elmo.load_bilm()  # the patched default is the one resolved
+    after = spacy.load(tmp_path / "pipeline")("We saw a play. Let us play chess.")._.elmo
+    numpy.testing.assert_array_equal(before, after)
