@@ -24,13 +24,14 @@ from typing import List, Optional
 
 import typer
 
+from spacy_elmo.bilm.loading import BUNDLED_DIR
+
 app = typer.Typer(add_completion=False)
 RECIPE_FILE = "recipe.json"
 HISTORY_FILE = "history.json"
 SNAPSHOT_FILES = ("run.json", "metrics.jsonl")
 MODEL_FILES = ("config.json", "model.safetensors", "vocab.txt")
 LICENSE_FILE = "LICENSE.md"
-BUNDLED_DIR = Path(__file__).resolve().parent.parent / "spacy_elmo" / "models"
 
 
 def _pretrain(args: List[str]) -> None:
