@@ -36,7 +36,7 @@ import typer
 
 from spacy_elmo.bilm import BiLMConfig
 from spacy_elmo.bilm.loading import resolve_model_path
-from spacy_elmo.cli.pretrain import _parse_count
+from spacy_elmo.cli.pretrain import parse_count
 from spacy_elmo.training import TrainingSettings, pretrain
 from spacy_elmo.training.presets import apply_overrides, parse_overrides
 
@@ -153,7 +153,7 @@ def main(
         if path is not None and not path.is_file():
             raise SystemExit(f"error: no file at {path}")
     torch.set_num_threads(threads)
-    budget = _parse_count(tokens, "--tokens")
+    budget = parse_count(tokens, "--tokens")
     peak32 = matmul_peak(torch.float32, 2048)
     peak16 = matmul_peak(torch.bfloat16, 2048 if torch.cuda.is_available() else 512)
     print(
@@ -172,7 +172,7 @@ def main(
             settings.epochs = None
             settings.token_budget = budget
             settings.checkpoint_every = 10**9
-            settings.eval_every = max(1, _parse_count(eval_tokens, "--eval-tokens") // per_step)
+            settings.eval_every = max(1, parse_count(eval_tokens, "--eval-tokens") // per_step)
             settings.log_every = max(1, budget // per_step // 4)
             run_dir = Path(tmp) / f"run{index}"
             result = pretrain(

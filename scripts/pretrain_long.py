@@ -9,9 +9,10 @@ The run's folder (checkpoints with optimizer state) lives outside the repository
     python scripts/pretrain_long.py bundle pretraining/en_base_v2 en_base_v2
 
 `run` resumes the run where it has a checkpoint; else, where the snapshot holds a model, starts a
-new run in the folder with `--init` from it (fresh optimizer state, the text from its start: the
-fallback when the machine lost the run); else starts the run from scratch with the recipe in
-the snapshot's `recipe.json`.
+new run in the folder with `--init` from it for what is left of the recipe's budget (fresh
+optimizer state, the text from its start: the fallback when the machine lost the run); else
+starts the run from scratch with the recipe in the snapshot's `recipe.json`. A snapshot of a
+continued run counts the steps and tokens before it: its curve and model card are the whole run's.
 """
 
 import json
@@ -20,11 +21,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 import typer
 
 from spacy_elmo.bilm.loading import BUNDLED_DIR
+from spacy_elmo.bilm.model_info import MODEL_INFO_FILE, write_model_info
+from spacy_elmo.cli.pretrain import parse_count
 
 app = typer.Typer(add_completion=False)
 RECIPE_FILE = "recipe.json"
@@ -32,6 +35,12 @@ HISTORY_FILE = "history.json"
 SNAPSHOT_FILES = ("run.json", "metrics.jsonl")
 MODEL_FILES = ("config.json", "model.safetensors", "vocab.txt")
 LICENSE_FILE = "LICENSE.md"
+METRICS_FILE = "metrics.jsonl"
+# In the folder of a run continued from a snapshot: the steps and tokens trained before it, and
+# the curve up to it.
+BEFORE_FILE = "before.json"
+BEFORE_METRICS_FILE = "metrics-before.jsonl"
+BUDGETS = {"--max-steps": "steps", "--token-budget": "tokens"}
 
 
 def _pretrain(args: List[str]) -> None:
@@ -40,6 +49,20 @@ def _pretrain(args: List[str]) -> None:
     code = subprocess.call(command)
     if code not in (0, 130):  # 130: stopped by a signal, with a checkpoint
         raise SystemExit(code)
+
+
+def _left_of_budget(training: List[str], done: Dict[str, int]) -> Optional[List[str]]:
+    """The recipe's training options with its step and token budgets less what `done` (a model
+    card: "steps", "tokens") has trained; None where a budget is used up."""
+    left = list(training)
+    for option, key in BUDGETS.items():
+        if option in left:
+            at = left.index(option) + 1
+            remaining = parse_count(left[at], option) - done[key]
+            if remaining <= 0:
+                return None
+            left[at] = str(remaining)
+    return left
 
 
 def _has_checkpoint(run_dir: Path) -> bool:
@@ -64,9 +87,17 @@ def run(
     elif (snapshot / "model" / "config.json").is_file():
         history = json.loads((snapshot / HISTORY_FILE).read_text(encoding="utf8")) if (snapshot / HISTORY_FILE).is_file() else []
         info = json.loads((snapshot / "model" / "pretrain.json").read_text(encoding="utf8"))
+        training = _left_of_budget(recipe["training"], info)
+        if training is None:
+            print(f"{snapshot / 'model'} has reached the recipe's budget ({info['steps']:,} steps, {info['tokens']:,} tokens)")
+            return
         history.append({"continued_from": info, "reason": f"{run_dir} had no checkpoint"})
         (snapshot / HISTORY_FILE).write_text(json.dumps(history, indent=2) + "\n", encoding="utf8")
-        _pretrain([str(run_dir), *recipe["text"], "--init", str(snapshot / "model"), *recipe["training"], *speed, *budget])
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / BEFORE_FILE).write_text(json.dumps({"steps": info["steps"], "tokens": info["tokens"]}), encoding="utf8")
+        if (snapshot / METRICS_FILE).is_file():
+            shutil.copy2(snapshot / METRICS_FILE, run_dir / BEFORE_METRICS_FILE)
+        _pretrain([str(run_dir), *recipe["text"], "--init", str(snapshot / "model"), *training, *speed, *budget])
     else:
         _pretrain([str(run_dir), *recipe["text"], *recipe["architecture"], *recipe["training"], *speed, *budget])
 
@@ -92,6 +123,8 @@ def snapshot(
     for name in SNAPSHOT_FILES:
         if (run_dir / name).is_file():  # a run logs no metrics before its first --log-every steps
             shutil.copy2(run_dir / name, output / name)
+    if (run_dir / BEFORE_FILE).is_file():
+        _count_what_came_before(run_dir, output)
     # Paths in run.json name this machine's files: keep only their names.
     spec = json.loads((output / "run.json").read_text(encoding="utf8"))
     for key in ("train", "heldout", "init"):
@@ -104,6 +137,22 @@ def snapshot(
     print(f"{output}: step {step}, model {target}")
 
 
+def _count_what_came_before(run_dir: Path, output: Path) -> None:
+    """A run continued from a snapshot: its model card and curve in the snapshot `output` count
+    the steps and tokens trained before it, and the curve starts with the earlier one."""
+    before = json.loads((run_dir / BEFORE_FILE).read_text(encoding="utf8"))
+    card = json.loads((output / "model" / MODEL_INFO_FILE).read_text(encoding="utf8"))
+    write_model_info(output / "model", {**card, "steps": card["steps"] + before["steps"], "tokens": card["tokens"] + before["tokens"]})
+    earlier = run_dir / BEFORE_METRICS_FILE
+    lines = earlier.read_text(encoding="utf8").splitlines() if earlier.is_file() else []
+    later = run_dir / METRICS_FILE
+    for line in later.read_text(encoding="utf8").splitlines() if later.is_file() else []:
+        row = json.loads(line)
+        row.update(step=row["step"] + before["steps"], tokens=row["tokens"] + before["tokens"])
+        lines.append(json.dumps(row))
+    (output / METRICS_FILE).write_text("".join(line + "\n" for line in lines), encoding="utf8")
+
+
 @app.command()
 def bundle(
     snapshot: Path = typer.Argument(..., help="Snapshot folder: model/ and LICENSE.md"),
@@ -113,8 +162,6 @@ def bundle(
 ) -> None:
     """Ship the snapshot's model inside the package as `name`: its weights, vocabulary and
     architecture, its licence notice, and a model card naming it (spacy_elmo/models/NAME)."""
-    from spacy_elmo.bilm.model_info import MODEL_INFO_FILE, write_model_info
-
     model, notice = snapshot / "model", snapshot / LICENSE_FILE
     missing = [str(model / f) for f in (*MODEL_FILES, MODEL_INFO_FILE) if not (model / f).is_file()]
     missing += [] if notice.is_file() else [str(notice)]

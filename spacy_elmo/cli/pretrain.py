@@ -120,8 +120,8 @@ def pretrain_command(
         "seed": seed,
         "epochs": epochs,
         "max_steps": max_steps,
-        "token_budget": _parse_count(token_budget, "--token-budget"),
-        "max_time": _parse_duration(max_time),
+        "token_budget": parse_count(token_budget, "--token-budget"),
+        "max_time": parse_duration(max_time),
         "checkpoint_every": checkpoint_every,
         "eval_every": eval_every,
         "log_every": log_every,
@@ -199,7 +199,8 @@ def pretrain_command(
     typer.echo(f"model: {result.output_dir / 'model'}")
 
 
-def _parse_duration(text: Optional[str]) -> Optional[float]:
+def parse_duration(text: Optional[str]) -> Optional[float]:
+    """Seconds in a duration such as 45s, 90m, 2h (None stays None)."""
     if text is None:
         return None
     match = _DURATION.match(text)
@@ -208,7 +209,8 @@ def _parse_duration(text: Optional[str]) -> Optional[float]:
     return float(match.group(1)) * _SECONDS[match.group(2)]
 
 
-def _parse_count(text: Optional[str], option: str) -> Optional[int]:
+def parse_count(text: Optional[str], option: str) -> Optional[int]:
+    """The number in a count such as 500000, 50M, 1.5B (None stays None)."""
     if text is None:
         return None
     match = _COUNT.match(text)

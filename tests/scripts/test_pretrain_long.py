@@ -39,16 +39,28 @@ def test_start_snapshot_resume_and_fallback_to_the_snapshot(tmp_path):
     assert spec["train"] == [SAMPLE.name]  # no path of this machine
     assert (snapshot / "metrics.jsonl").is_file()
     snapshot_weights = load_bilm(snapshot / "model").state_dict()
-    # The machine lost the run: a new sitting continues from the committed weights.
+    # The machine lost the run: a new sitting continues from the committed weights, for what is
+    # left of the budget (none here, then 2 more steps).
     lost = tmp_path / "lost"
+    assert "has reached the recipe's budget (3 steps" in long_run("run", str(lost), "--snapshot", str(snapshot))
+    assert not (snapshot / "history.json").exists()
+    recipe["training"][recipe["training"].index("--max-steps") + 1] = "5"
+    (snapshot / "recipe.json").write_text(json.dumps(recipe))
     out = long_run("run", str(lost), "--snapshot", str(snapshot))
-    assert "--init" in out and "--preset" not in out
+    assert "--init" in out and "--preset" not in out and "--max-steps 2 " in out
     history = json.loads((snapshot / "history.json").read_text())
     assert history[0]["continued_from"]["steps"] == 3
     continued = load_bilm(lost / "model")
     assert continued.vocab == load_bilm(snapshot / "model").vocab
     changed = [k for k, v in continued.state_dict().items() if not (v == snapshot_weights[k].to(v.dtype)).all()]
     assert changed  # it trained on from the snapshot's weights
+    # Its snapshot counts the whole run: 3 steps before, 2 after; the curve goes on from step 3.
+    before = json.loads((snapshot / "model" / "pretrain.json").read_text())
+    long_run("snapshot", str(lost), str(snapshot))
+    card = json.loads((snapshot / "model" / "pretrain.json").read_text())
+    assert card["steps"] == 5 and card["tokens"] == before["tokens"] * 5 // 3
+    steps = [json.loads(line)["step"] for line in (snapshot / "metrics.jsonl").read_text().splitlines()]
+    assert steps[:3] == [1, 2, 3] and steps[-1] == 5 and steps == sorted(steps)
 
 
 def test_bundle_ships_a_snapshot_with_its_card_and_licence(tmp_path):
