@@ -7,14 +7,18 @@ The variants are spaCy's hash embeddings alone (`baseline`), with static vectors
 its baseline and ELMo JSON files (from scripts/evaluate_runs.py) are in the metrics folder; a
 vectors variant joins its table once it has every seed the baseline and ELMo have in common
 (until then a note says how far it is). Every table pairs the seeds all its variants have.
+With --baselines, the baseline variants missing from the metrics folder come from that folder:
+a second biLM's ELMo runs against the same baselines. The text names the biLM of the ELMo runs
+(the `bilm` of their records).
 
     python scripts/compare.py metrics results.md results.png
+    python scripts/compare.py docs/results/en_base_v2 results.md results.png --baselines docs/results
 """
 
 import json
 import statistics
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Annotated, Any, Dict, List, Optional, Sequence, Tuple
 
 import typer
 
@@ -28,6 +32,7 @@ TASKS = {
 }
 # variant -> column name, in the order of the columns; baseline and elmo are required.
 VARIANTS = {"baseline": "baseline", "baseline-vectors": "baseline + vectors", "elmo": "ELMo", "elmo-vectors": "ELMo + vectors"}
+BASELINES = ("baseline", "baseline-vectors")
 # (column name, minuend, subtrahend), shown where both variants are.
 GAINS = (
     ("ELMo − baseline", "elmo", "baseline"),
@@ -86,8 +91,8 @@ def table(title: str, header: str, rows: Rows, notes: Sequence[str] = ()) -> Lis
     return lines + [""] + list(notes) + ([""] if notes else [])
 
 
-def markdown(tables: List[Tuple[str, str, Rows, List[str]]], mixes: Dict[str, dict]) -> str:
-    lines: List[str] = []
+def markdown(tables: List[Tuple[str, str, Rows, List[str]]], mixes: Dict[str, dict], bilms: Sequence[str] = ()) -> str:
+    lines: List[str] = [f"ELMo features from the biLM {', '.join(bilms)}.", ""] if bilms else []
     for title, header, rows, notes in tables:
         lines += table(title, header, rows, notes)
     if mixes:
@@ -164,10 +169,17 @@ def panel_lines(ratios: List[int], width: int) -> List[List[int]]:
     return lines
 
 
-def read_records(metrics_dir: Path, pattern: str) -> Dict[str, dict]:
-    """The JSON record of each variant of a task that is in `metrics_dir`."""
-    paths = {variant: metrics_dir / f"{pattern.format(variant)}.json" for variant in VARIANTS}
-    return {variant: json.loads(path.read_text()) for variant, path in paths.items() if path.is_file()}
+def read_records(metrics_dir: Path, pattern: str, baselines_dir: Optional[Path] = None) -> Dict[str, dict]:
+    """The JSON record of each variant of a task that is in `metrics_dir`; a baseline variant
+    it lacks from `baselines_dir`, where given."""
+    records = {}
+    for variant in VARIANTS:
+        name = f"{pattern.format(variant)}.json"
+        folders = [metrics_dir] + ([baselines_dir] if baselines_dir and variant in BASELINES else [])
+        path = next((folder / name for folder in folders if (folder / name).is_file()), None)
+        if path is not None:
+            records[variant] = json.loads(path.read_text())
+    return records
 
 
 def seeds_of(record: dict) -> set:
@@ -212,9 +224,10 @@ def main(
     metrics_dir: Path = typer.Argument(..., help="Folder with the JSON files of scripts/evaluate_runs.py"),
     output: Path = typer.Argument(..., help="Markdown file to write"),
     chart_path: Path = typer.Argument(..., help="PNG chart to write"),
+    baselines: Annotated[Optional[Path], typer.Option(help="Folder to read the baseline variants from where METRICS_DIR lacks them")] = None,
 ) -> None:
     """Write the comparison table and chart."""
-    records = {task: read_records(metrics_dir, pattern) for task, pattern in TASKS.items()}
+    records = {task: read_records(metrics_dir, pattern, baselines) for task, pattern in TASKS.items()}
     records = {task: found for task, found in records.items() if "baseline" in found and "elmo" in found}
     if not records:
         raise SystemExit(f"error: {metrics_dir} has no baseline/ELMo pair of results; run the evaluate commands first")
@@ -242,7 +255,9 @@ def main(
             rows = score_rows(runs, COREF_ROWS)
             tables.append((f"Coreference on the GUM test set (gold tokens, chains of 2+ mentions), {over_seeds}:", "score", rows, notes))
             panels.append(("Coreference F1, GUM test" + no_spread, rows))
-    text = markdown(tables, mixes)
+    elmo_records = [found[v] for found in records.values() for v in ("elmo", "elmo-vectors") if v in found]
+    bilms = sorted({str(record["bilm"]) for record in elmo_records if record.get("bilm")})
+    text = markdown(tables, mixes, bilms)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text, encoding="utf8")
     chart(panels, mixes, chart_path)

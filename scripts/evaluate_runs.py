@@ -1,6 +1,7 @@
 """Evaluate every seed of a training output on a test set, and read each model's learned ELMo
-layer weights. Writes one JSON file: {"model", "test", "train", "train_docs",
-"runs": [{"seed", "scores", "layer_mix"}, ...]}, where train is the training set the runs name.
+layer weights. Writes one JSON file: {"model", "test", "train", "train_docs", "bilm",
+"runs": [{"seed", "scores", "layer_mix"}, ...]}, where train is the training set the runs name
+and bilm the biLM their ELMo features came from (None without ELMo).
 
     python scripts/evaluate_runs.py training/ner-elmo corpus/ner/test.spacy metrics/ner-elmo.json
     python scripts/evaluate_runs.py training/coref-elmo corpus/coref/test.spacy metrics/coref-elmo.json --gold-tokens
@@ -36,6 +37,21 @@ def layer_mix(nlp: Language) -> Optional[Dict[str, Any]]:
     return None
 
 
+BILM_SOURCE = "spacy-elmo biLM "  # how the elmo component names its biLM in the meta's sources
+
+
+def bilm_used(nlp: Language) -> Optional[str]:
+    """The biLM of the pipeline's elmo component: the name its model card gives (the meta's
+    sources), else what the config names; None for a pipeline without ELMo."""
+    for source in nlp.meta.get("sources") or []:
+        if str(source.get("name", "")).startswith(BILM_SOURCE):
+            return source["name"][len(BILM_SOURCE):]
+    for component in nlp.config.interpolate()["components"].values():
+        if component.get("factory") == "elmo":
+            return str(component["model"].get("bilm"))
+    return None
+
+
 def training_set(model_path: Path) -> Dict[str, Any]:
     """The training set a run's config names, and its number of docs where the file is here."""
     path = spacy.util.load_config(model_path / "config.cfg")["paths"]["train"]
@@ -48,7 +64,7 @@ def earlier_runs(output: Path, record: Dict[str, Any], seeds: List[int]) -> List
     if not output.is_file():
         return []
     earlier = json.loads(output.read_text())
-    for key in ("model", "test", "train"):
+    for key in ("model", "test", "train", "bilm"):
         if earlier.get(key) != record[key]:
             raise SystemExit(f"error: {output} holds {key} {earlier.get(key)!r}, not {record[key]!r}: use another output")
     return [run for run in earlier["runs"] if run["seed"] not in seeds]
@@ -69,7 +85,7 @@ def main(
         missing = [str(path) for path in seed_dirs if not (path / "model-best").is_dir()]
         if missing:
             raise SystemExit(f"error: no model-best in {', '.join(missing)}")
-    runs = []
+    runs, bilms = [], set()
     for seed_dir in seed_dirs:
         model = seed_dir / "model-best"
         nlp = spacy.load(model)
@@ -78,11 +94,14 @@ def main(
         kept = {key: scores[key] for key in scores if key in SCORES or key.startswith(SCORE_PREFIXES)}
         kept = {key: value for key, value in kept.items() if value is not None}
         runs.append({"seed": int(seed_dir.name[4:]), "scores": kept, "layer_mix": layer_mix(nlp)})
+        bilms.add(bilm_used(nlp))
         print(f"{model}: " + ", ".join(f"{k} {v:.4f}" for k, v in kept.items() if isinstance(v, float)))
     if not runs:
         raise SystemExit(f"error: no seedN/ training outputs in {training_dir}")
     output.parent.mkdir(parents=True, exist_ok=True)
-    record = {"model": str(training_dir), "test": str(test_data), **training_set(model)}
+    if len(bilms) > 1:
+        raise SystemExit(f"error: the seeds in {training_dir} used different biLMs: {', '.join(map(str, bilms))}")
+    record = {"model": str(training_dir), "test": str(test_data), **training_set(model), "bilm": bilms.pop()}
     if seeds is not None:
         runs += earlier_runs(output, record, [run["seed"] for run in runs])
     record["runs"] = sorted(runs, key=lambda run: run["seed"])

@@ -6,15 +6,23 @@
 # Order: the floret vectors (once); NER baseline + vectors: tuning grid (dropout 0.1/0.3 x
 # encoder depth 2/4, seed 0, one run per combination), then seeds 0 (the tuning run reused), 1, 2;
 # the same for NER ELMo + vectors; the taggers (grid: dropout 0.1/0.3); NER + vectors on the
-# first 1,000 train sentences; all four NER variants on the random 1,000 (seed by seed).
+# first 1,000 train sentences; all four NER variants on the random 1,000 (seed by seed); the
+# coreference variants of COREF_VARIANTS (seed by seed).
 # After each run: its test scores go into docs/results/<variant>.json (evaluate_runs.py --seeds),
 # its log into docs/results/vectors-logs/, compare.py rewrites docs/results/results.{md,png},
 # and all of it is committed (COMMIT=0: not). A step is done when its result is in docs/results/
 # (a tuning combination: docs/results/tune/<variant>/<combination>.json; a seed: that seed in
 # docs/results/<variant>.json), so the queue can be stopped at any time (kill the process group)
 # and started again, in this session or a later one: a run cut short is redone from its start.
-# One thread (OMP/MKL), for a machine shared with other work. The variables below change where
-# it reads and writes, e.g. the whole queue on the smoke data in a few minutes:
+# One thread (OMP/MKL), for a machine shared with other work. VARIANTS (tuned, on all of NER and
+# UPOS, and on the first 1,000), RANDOM_VARIANTS (the random 1,000) and COREF_VARIANTS (GUM, with
+# COREF_PY: a Python with the `coref` extra; none by default) choose the variants; BASELINES names
+# a folder whose baseline records the tables of RESULTS use where RESULTS has none. A second biLM
+# against the same baselines (its records under docs/results/en_base_v2):
+#   BILM=en_base_v2 RESULTS=docs/results/en_base_v2 BASELINES=docs/results TRAINING=training/en_base_v2 \
+#   VARIANTS=elmo RANDOM_VARIANTS=elmo COREF_VARIANTS=elmo bash scripts/evidence_queue.sh
+# The variables below change where it reads and writes, e.g. the whole queue on the smoke data in
+# a few minutes:
 #   CORPUS=smoke/corpus VECTORS=smoke/vectors/en_floret BILM=smoke/training/bilm/model LOW=50 \
 #   SEEDS=0 RESULTS=smoke/queue/results TRAINING=smoke/queue/training COMMIT=0 \
 #   TRAIN_ARGS="--training.max_steps 20 --training.eval_frequency 10" bash scripts/evidence_queue.sh
@@ -31,6 +39,12 @@ SEEDS=${SEEDS:-0 1 2}
 RESULTS=${RESULTS:-docs/results}
 TRAINING=${TRAINING:-training}
 TRAIN_ARGS=${TRAIN_ARGS:-}
+VARIANTS=${VARIANTS:-baseline-vectors elmo-vectors}
+RANDOM_VARIANTS=${RANDOM_VARIANTS:-baseline baseline-vectors elmo elmo-vectors}
+COREF_VARIANTS=${COREF_VARIANTS:-}
+COREF_PY=${COREF_PY:-.venv-coref/bin/python}
+BASELINES=${BASELINES:-}
+EVAL_ARGS=${EVAL_ARGS:-}
 LOGS=$RESULTS/vectors-logs
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 mkdir -p "$LOGS" logs/queue
@@ -54,11 +68,16 @@ has_seed() {  # has_seed RECORD SEED: the record holds that seed's test scores
 }
 
 prepare() {
-  [ -d "$VECTORS" ] || $PY -m spacy project run floret-vectors
+  if [[ " $VARIANTS $RANDOM_VARIANTS " == *-vectors\ * ]]; then
+    [ -d "$VECTORS" ] || $PY -m spacy project run floret-vectors
+    cp "$(dirname "$VECTORS")/floret.json" "$RESULTS/vectors-floret.json"
+    commit "Vectors evidence: the floret training record" "$RESULTS/vectors-floret.json"
+  fi
   [ -f "$CORPUS/ner/train-$LOW-random.spacy" ] || $PY -m spacy project run convert-ner
   [ -f "$CORPUS/pos/test.spacy" ] || $PY -m spacy project run convert-pos
-  cp "$(dirname "$VECTORS")/floret.json" "$RESULTS/vectors-floret.json"
-  commit "Vectors evidence: the floret training record" "$RESULTS/vectors-floret.json"
+  if [ -n "$COREF_VARIANTS" ] && [ ! -f "$CORPUS/coref/test.spacy" ]; then
+    $COREF_PY -m spacy project run convert-coref
+  fi
 }
 
 # tune VARIANT CONFIG -- SPACY_ARGS...: every combination of the grid of the other configs of its
@@ -112,8 +131,9 @@ seed() {
   else
     /usr/bin/time -v $PY scripts/train_seeds.py "$config" "$TRAINING/$output" --seeds "$seed" "$@" $TRAIN_ARGS > "$log" 2>&1
   fi
-  $PY scripts/evaluate_runs.py "$TRAINING/$output" "$test" "$record" --seeds "$seed" >> "$log" 2>&1
-  $PY scripts/compare.py "$RESULTS" "$RESULTS/results.md" "$RESULTS/results.png" > /dev/null
+  # shellcheck disable=SC2086  # EVAL_ARGS: words
+  $PY scripts/evaluate_runs.py "$TRAINING/$output" "$test" "$record" --seeds "$seed" $EVAL_ARGS >> "$log" 2>&1
+  $PY scripts/compare.py "$RESULTS" "$RESULTS/results.md" "$RESULTS/results.png" ${BASELINES:+--baselines "$BASELINES"} > /dev/null
   commit "Vectors evidence: $output seed $seed scored on test" "$record" "$log" "$RESULTS/results.md" "$RESULTS/results.png"
 }
 
@@ -125,64 +145,86 @@ best_run() {  # best_run CONFIG OVERRIDES: the tuning run folder of the chosen s
 }
 
 NER_DEV=(--paths.dev "$CORPUS/ner/dev.spacy")
-NER=("${NER_DEV[@]}" --paths.vectors "$VECTORS")
-POS=(--paths.train "$CORPUS/pos/train.spacy" --paths.dev "$CORPUS/pos/dev.spacy" --paths.vectors "$VECTORS")
+POS=(--paths.train "$CORPUS/pos/train.spacy" --paths.dev "$CORPUS/pos/dev.spacy")
+COREF=(--paths.train "$CORPUS/coref/train.spacy" --paths.dev "$CORPUS/coref/dev.spacy")
 ELMO=(--paths.elmo_model "$BILM")
 
 prepare
 
-declare -A NER_CONFIG=([baseline-vectors]=configs/ner_baseline_vectors.cfg [elmo-vectors]=configs/ner_vectors.cfg)
-declare -A TAGGER_CONFIG=([baseline-vectors]=configs/tagger_baseline_vectors.cfg [elmo-vectors]=configs/tagger_vectors.cfg)
+declare -A NER_CONFIG=([baseline]=configs/ner_baseline.cfg [baseline-vectors]=configs/ner_baseline_vectors.cfg
+  [elmo]=configs/ner.cfg [elmo-vectors]=configs/ner_vectors.cfg)
+declare -A TAGGER_CONFIG=([baseline]=configs/tagger_baseline.cfg [baseline-vectors]=configs/tagger_baseline_vectors.cfg
+  [elmo]=configs/tagger.cfg [elmo-vectors]=configs/tagger_vectors.cfg)
 declare -A NER_OVERRIDES
 
+features() {  # features VARIANT: sets EXTRA to the variant's ELMo and vectors arguments (tagger: POS)
+  EXTRA=()
+  [[ $1 == elmo* ]] && EXTRA+=("${ELMO[@]}")
+  [[ $1 == *-vectors ]] && EXTRA+=(--paths.vectors "$VECTORS")
+  return 0
+}
+
 # NER on the full train set, then UPOS: tune, then 3 seeds, per variant.
-for variant in baseline-vectors elmo-vectors; do
+for variant in $VARIANTS; do
   config=${NER_CONFIG[$variant]}
-  extra=()
-  [ "$variant" = elmo-vectors ] && extra=("${ELMO[@]}")
-  tune "ner-$variant" "$config" -- --paths.train "$CORPUS/ner/train.spacy" "${NER[@]}" "${extra[@]}"
+  features "$variant"
+  tune "ner-$variant" "$config" -- --paths.train "$CORPUS/ner/train.spacy" "${NER_DEV[@]}" "${EXTRA[@]}"
   NER_OVERRIDES[$variant]=$OVERRIDES
   for s in $SEEDS; do
     # shellcheck disable=SC2086  # OVERRIDES: "--key value ..." words
     seed "ner-$variant" "$config" "$CORPUS/ner/test.spacy" "$s" "$(best_run "$config" "$OVERRIDES")" -- \
-      --paths.train "$CORPUS/ner/train.spacy" "${NER[@]}" "${extra[@]}" $OVERRIDES
+      --paths.train "$CORPUS/ner/train.spacy" "${NER_DEV[@]}" "${EXTRA[@]}" $OVERRIDES
   done
 done
-for variant in baseline-vectors elmo-vectors; do
+for variant in $VARIANTS; do
   config=${TAGGER_CONFIG[$variant]}
-  extra=()
-  [ "$variant" = elmo-vectors ] && extra=("${ELMO[@]}")
-  tune "tagger-$variant" "$config" -- "${POS[@]}" "${extra[@]}"
+  features "$variant"
+  tune "tagger-$variant" "$config" -- "${POS[@]}" "${EXTRA[@]}"
   for s in $SEEDS; do
     # shellcheck disable=SC2086
     seed "tagger-$variant" "$config" "$CORPUS/pos/test.spacy" "$s" "$(best_run "$config" "$OVERRIDES")" -- \
-      "${POS[@]}" "${extra[@]}" $OVERRIDES
+      "${POS[@]}" "${EXTRA[@]}" $OVERRIDES
   done
 done
 
-# NER on the first 1,000 train sentences: the vectors variants (baseline and ELMo have theirs).
-for variant in baseline-vectors elmo-vectors; do
-  config=${NER_CONFIG[$variant]}
-  extra=()
-  [ "$variant" = elmo-vectors ] && extra=("${ELMO[@]}")
+# NER on the first 1,000 train sentences: the vectors variants (baseline and ELMo have theirs),
+# with the setting tuned on the full train set.
+for variant in $VARIANTS; do
+  [[ $variant == *-vectors ]] || continue
+  features "$variant"
   for s in $SEEDS; do
     # shellcheck disable=SC2086
-    seed "ner-$variant-low" "$config" "$CORPUS/ner/test.spacy" "$s" - -- \
-      --paths.train "$CORPUS/ner/train-$LOW.spacy" "${NER[@]}" "${extra[@]}" ${NER_OVERRIDES[$variant]}
+    seed "ner-$variant-low" "${NER_CONFIG[$variant]}" "$CORPUS/ner/test.spacy" "$s" - -- \
+      --paths.train "$CORPUS/ner/train-$LOW.spacy" "${NER_DEV[@]}" "${EXTRA[@]}" ${NER_OVERRIDES[$variant]}
   done
 done
 
-# NER on the random 1,000 (all genres): all four variants, seed by seed.
+# NER on the random 1,000 (all genres), seed by seed: a vectors variant with the setting tuned
+# on the full train set, the others with their config's.
+for variant in $RANDOM_VARIANTS; do
+  if [[ $variant == *-vectors && -z ${NER_OVERRIDES[$variant]:-} ]]; then
+    say "error: $variant on the random $LOW needs its tuning on the full train set: add it to VARIANTS"
+    exit 1
+  fi
+done
 for s in $SEEDS; do
-  seed ner-baseline-low-random configs/ner_baseline.cfg "$CORPUS/ner/test.spacy" "$s" - -- \
-    --paths.train "$CORPUS/ner/train-$LOW-random.spacy" "${NER_DEV[@]}"
-  # shellcheck disable=SC2086
-  seed ner-baseline-vectors-low-random configs/ner_baseline_vectors.cfg "$CORPUS/ner/test.spacy" "$s" - -- \
-    --paths.train "$CORPUS/ner/train-$LOW-random.spacy" "${NER[@]}" ${NER_OVERRIDES[baseline-vectors]}
-  seed ner-elmo-low-random configs/ner.cfg "$CORPUS/ner/test.spacy" "$s" - -- \
-    --paths.train "$CORPUS/ner/train-$LOW-random.spacy" "${NER_DEV[@]}" "${ELMO[@]}"
-  # shellcheck disable=SC2086
-  seed ner-elmo-vectors-low-random configs/ner_vectors.cfg "$CORPUS/ner/test.spacy" "$s" - -- \
-    --paths.train "$CORPUS/ner/train-$LOW-random.spacy" "${NER[@]}" "${ELMO[@]}" ${NER_OVERRIDES[elmo-vectors]}
+  for variant in $RANDOM_VARIANTS; do
+    features "$variant"
+    overrides=()
+    # shellcheck disable=SC2206  # "--key value ..." words
+    [[ $variant == *-vectors ]] && overrides=(${NER_OVERRIDES[$variant]})
+    seed "ner-$variant-low-random" "${NER_CONFIG[$variant]}" "$CORPUS/ner/test.spacy" "$s" - -- \
+      --paths.train "$CORPUS/ner/train-$LOW-random.spacy" "${NER_DEV[@]}" "${EXTRA[@]}" "${overrides[@]}"
+  done
+done
+
+# Coreference on GUM (spaCy 3.7 with the coref extra: COREF_PY), seed by seed, the config's setting.
+declare -A COREF_CONFIG=([baseline]=configs/coref_baseline.cfg [elmo]=configs/coref.cfg)
+for s in $SEEDS; do
+  for variant in $COREF_VARIANTS; do
+    features "$variant"
+    PY=$COREF_PY EVAL_ARGS=--gold-tokens seed "coref-$variant" "${COREF_CONFIG[$variant]}" "$CORPUS/coref/test.spacy" "$s" - -- \
+      "${COREF[@]}" "${EXTRA[@]}"
+  done
 done
 say "all done"

@@ -41,8 +41,11 @@ def test_smoke_workflow_runs_on_a_bare_clone(tmp_path):
 
     bilm_config = json.loads((project / "smoke/training/bilm/model/config.json").read_text())
     assert bilm_config["storage_dtype"] == "float16-softmax"
-    ner_elmo = json.loads((project / "smoke/metrics/ner-elmo.json").read_text())["runs"]
-    ner_baseline = json.loads((project / "smoke/metrics/ner-baseline.json").read_text())["runs"]
+    ner_elmo_record = json.loads((project / "smoke/metrics/ner-elmo.json").read_text())
+    ner_baseline_record = json.loads((project / "smoke/metrics/ner-baseline.json").read_text())
+    # Each record names the biLM of its features: the smoke biLM has no model card, so its path.
+    assert ner_elmo_record["bilm"] == "smoke/training/bilm/model" and ner_baseline_record["bilm"] is None
+    ner_elmo, ner_baseline = ner_elmo_record["runs"], ner_baseline_record["runs"]
     mix = ner_elmo[0]["layer_mix"]
     assert len(mix["weights"]) == 3 and abs(sum(mix["weights"]) - 1.0) < 1e-5
     assert ner_baseline[0]["layer_mix"] is None
