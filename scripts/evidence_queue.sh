@@ -157,7 +157,7 @@ declare -A TAGGER_CONFIG=([baseline]=configs/tagger_baseline.cfg [baseline-vecto
   [elmo]=configs/tagger.cfg [elmo-vectors]=configs/tagger_vectors.cfg)
 declare -A NER_OVERRIDES
 
-features() {  # features VARIANT: sets EXTRA to the variant's ELMo and vectors arguments (tagger: POS)
+features() {  # features VARIANT: sets EXTRA to the ELMo and vectors arguments of the variant
   EXTRA=()
   [[ $1 == elmo* ]] && EXTRA+=("${ELMO[@]}")
   [[ $1 == *-vectors ]] && EXTRA+=(--paths.vectors "$VECTORS")

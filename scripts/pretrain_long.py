@@ -91,7 +91,7 @@ def run(
         if training is None:
             print(f"{snapshot / 'model'} has reached the recipe's budget ({info['steps']:,} steps, {info['tokens']:,} tokens)")
             return
-        history.append({"continued_from": info, "reason": f"{run_dir} had no checkpoint"})
+        history.append({"continued_from": info, "reason": "the run's folder had no checkpoint"})
         (snapshot / HISTORY_FILE).write_text(json.dumps(history, indent=2) + "\n", encoding="utf8")
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / BEFORE_FILE).write_text(json.dumps({"steps": info["steps"], "tokens": info["tokens"]}), encoding="utf8")
