@@ -76,12 +76,15 @@ def run(
     snapshot: Path = typer.Option(..., help="Snapshot folder: recipe.json, and model/ once written"),
     threads: Optional[int] = typer.Option(None, help="torch threads (default: the recipe's)"),
     max_time: Optional[str] = typer.Option(None, help="Stop this sitting after this long, e.g. 2h"),
+    eval_every: Optional[int] = typer.Option(None, help="Score the held-out text every N steps (default: the recipe's)"),
 ) -> None:
     """Resume the run, continue it from the snapshot, or start it."""
     run_dir = run_dir.expanduser()  # spaCy projects run commands without a shell
     recipe = json.loads((snapshot / RECIPE_FILE).read_text(encoding="utf8"))
     budget = ["--max-time", max_time] if max_time else []
-    speed = ["--threads", str(threads or recipe["threads"]), "--quiet", *recipe["speed"]]
+    # After the recipe's options: the last of a repeated option is the one that counts.
+    cadence = ["--eval-every", str(eval_every)] if eval_every else []
+    speed = ["--threads", str(threads or recipe["threads"]), "--quiet", *recipe["speed"], *cadence]
     if _has_checkpoint(run_dir):
         _pretrain([str(run_dir), "--resume", *speed, *budget])
     elif (snapshot / "model" / "config.json").is_file():
