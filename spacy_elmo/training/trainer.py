@@ -323,7 +323,7 @@ class Trainer:
         if export:
             export_original(self.bilm, self.output_dir / ORIGINAL_DIR)
         heldout = self._evaluate() if self.heldout is not None else None
-        if heldout is not None:
+        if heldout is not None and not self._final_row_logged():
             self._log(
                 {
                     "final": True,
@@ -333,6 +333,13 @@ class Trainer:
                 }
             )
         return heldout
+
+    def _final_row_logged(self) -> bool:
+        """A run resumed at its budget (e.g. to write its model) already logged this step's final row."""
+        path = self.output_dir / METRICS_FILE
+        rows = path.read_text(encoding="utf8").splitlines() if path.is_file() else []
+        last = json.loads(rows[-1]) if rows else {}
+        return bool(last.get("final")) and last.get("step") == self.step
 
     def _log(self, record: Dict[str, Any]) -> None:
         if self.processes.is_main:

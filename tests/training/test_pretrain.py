@@ -103,6 +103,16 @@ def test_resumed_run_ends_with_the_weights_of_an_uninterrupted_one(tmp_path):
     assert rest.loss == pytest.approx(whole.loss, rel=1e-5)
 
 
+def test_a_run_resumed_at_its_budget_logs_its_final_row_once(tmp_path):
+    text = write_corpus(tmp_path / "text.txt")
+    settings = quick_settings(max_steps=3)
+    pretrain(tmp_path / "run", [text], preset_architecture("tiny"), settings, heldout_path=text, show_progress=False)
+    rest = resume(tmp_path / "run", {"max_steps": 3}, show_progress=False)
+    assert rest.heldout is not None  # it scores the held-out text again, but logs it once
+    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [row["step"] for row in rows if row.get("final")] == [3]
+
+
 def test_resume_refuses_changed_settings_and_missing_runs(tmp_path):
     with pytest.raises(TrainingSetupError, match="no training run"):
         resume(tmp_path / "nothing")
