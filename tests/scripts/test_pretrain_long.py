@@ -29,7 +29,8 @@ def test_start_snapshot_resume_and_fallback_to_the_snapshot(tmp_path):
         "threads": 1,
     }
     (snapshot / "recipe.json").write_text(json.dumps(recipe))
-    assert "--preset tiny" in long_run("run", str(run_dir), "--snapshot", str(snapshot))
+    out = long_run("run", str(run_dir), "--snapshot", str(snapshot), "--eval-every", "7")
+    assert "--preset tiny" in out and out.index("--eval-every 7") > out.index("--max-steps 3")  # the last one wins
     # A later sitting resumes: the budget is reached, so it only writes the model.
     assert "--resume" in long_run("run", str(run_dir), "--snapshot", str(snapshot))
     long_run("snapshot", str(run_dir), str(snapshot))
