@@ -13,7 +13,7 @@ from .errors import BundledModelNotFound, ModelFormatError
 from .model import BiLM
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "models"
-DEFAULT_MODEL = "en_base"
+DEFAULT_MODEL = "en_base_v2"
 
 
 def bundled_models() -> List[str]:
