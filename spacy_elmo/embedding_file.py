@@ -43,7 +43,8 @@ def write_embedding_file(
 ) -> int:
     """Write (line, layers) pairs, in line order, in AllenNLP's layout; returns how many.
 
-    path (Union[str, Path]): the hdf5 file to create (overwritten).
+    path (Union[str, Path]): the hdf5 file to create (overwritten). It is written under a temporary
+        name beside it and renamed when complete; on an error or interruption nothing is left.
     items (Iterable[Tuple[str, np.ndarray]]): each stripped line and its layers (n_layers, n_tokens, width).
     layers (Union[int, str]): "all" layers, or one (an index, "top") or their "average" (see
         `layer_choice.py`).
@@ -64,17 +65,24 @@ def write_embedding_file(
     index: Dict[str, str] = {}
     count = 0
     coefficients = None
-    with h5py.File(path, "w") as out:
-        for count, (line, all_layers) in enumerate(items, 1):
-            key = line if use_sentence_keys else str(count - 1)
-            if use_sentence_keys and key in out:
-                raise SpacyElmoError(f"{line!r} is in the input twice; without use_sentence_keys repeated lines are fine")
-            if coefficients is None and layers != ALL_LAYERS:
-                coefficients = layer_coefficients(layers, all_layers.shape[0], name="layers")
-            index[line] = key
-            out.create_dataset(key, dtype="float32", data=select_layers(all_layers, coefficients))
-        if not forget_sentences and not use_sentence_keys:
-            out.create_dataset(INDEX_DATASET, (1,), dtype=h5py.string_dtype(), data=[json.dumps(index)])
+    path = Path(path)
+    partial = path.with_name(f".{path.name}.partial")  # renamed to `path` only once complete
+    try:
+        with h5py.File(partial, "w") as out:
+            for count, (line, all_layers) in enumerate(items, 1):
+                key = line if use_sentence_keys else str(count - 1)
+                if use_sentence_keys and key in out:
+                    raise SpacyElmoError(f"{line!r} is in the input twice; without use_sentence_keys repeated lines are fine")
+                if coefficients is None and layers != ALL_LAYERS:
+                    coefficients = layer_coefficients(layers, all_layers.shape[0], name="layers")
+                index[line] = key
+                out.create_dataset(key, dtype="float32", data=select_layers(all_layers, coefficients))
+            if not forget_sentences and not use_sentence_keys:
+                out.create_dataset(INDEX_DATASET, (1,), dtype=h5py.string_dtype(), data=[json.dumps(index)])
+        partial.replace(path)
+    except BaseException:  # an error, Ctrl-C or a full disk: leave no half-written file
+        partial.unlink(missing_ok=True)
+        raise
     return count
 
 

@@ -40,6 +40,8 @@ def resolve_model_path(source: Optional[PathLike]) -> Path:
 
     if source is None:
         source = DEFAULT_MODEL
+    if not isinstance(source, (str, Path)):
+        raise ModelFormatError(f"a model is a name, folder or file path (str or Path), not {type(source).__name__} {source!r}")
     path = Path(source)
     if path.exists():
         return path
@@ -56,6 +58,20 @@ def resolve_model_path(source: Optional[PathLike]) -> Path:
             "pass a native model folder, or an original weights .hdf5 with options=OPTIONS.json"
         )
     raise ModelFormatError(f"{source}: no such file or folder")
+
+
+def check_options(source: Optional[PathLike], options: Optional[PathLike]) -> None:
+    """Refuse `options` for a model that holds its own architecture (bundled, native or
+    ELMoForManyLangs folders), before any work is started."""
+    from .efml_format import is_efml_folder
+    from .native_format import CONFIG_FILE
+    from .published import PUBLISHED
+
+    if options is None or str(source) in PUBLISHED:
+        return
+    path = resolve_model_path(source)
+    if path.is_dir() and (is_efml_folder(path) or (path / CONFIG_FILE).is_file()):
+        raise ModelFormatError(f"{path} holds its own architecture; options (--options) is only for original hdf5 weights")
 
 
 def load_bilm(
@@ -118,7 +134,7 @@ def _load_folder(path: Path, options: Optional[PathLike], shown: Optional[Path] 
     from .original_format import load_original
 
     if options is not None and (is_efml_folder(path) or (path / CONFIG_FILE).is_file()):
-        raise ValueError(f"{shown or path} holds its own architecture; options= is only for original hdf5 weights")
+        raise ModelFormatError(f"{shown or path} holds its own architecture; options (--options) is only for original hdf5 weights")
     if is_efml_folder(path):
         return load_efml(path)
     if (path / CONFIG_FILE).is_file():

@@ -1,6 +1,7 @@
 """The native format: a folder with ``config.json`` and ``model.safetensors`` (no pickle)."""
 import json
 import struct
+import warnings
 from pathlib import Path
 from typing import Any, Dict, Optional
 
@@ -120,9 +121,14 @@ def _build(header: Dict[str, Any], tensors: Dict[str, torch.Tensor], vocab: Opti
     config = BiLMConfig.from_options(header.get("options"), source=source)
     bilm = BiLM(config)
     if "softmax.weight" in tensors:
-        if vocab is None or len(vocab) != tensors["softmax.weight"].shape[0]:
-            raise ModelFormatError(f"{source}: the softmax has no matching vocabulary ({VOCAB_FILE})")
-        bilm.set_softmax(vocab)
+        if vocab is None:
+            # Features do not need the softmax; perplexities do, and say so (no softmax).
+            warnings.warn(f"{source}: no {VOCAB_FILE} for the softmax, so it is left out: the model gives features, not perplexities")
+            tensors = {name: t for name, t in tensors.items() if not name.startswith("softmax.")}
+        elif len(vocab) != tensors["softmax.weight"].shape[0]:
+            raise ModelFormatError(f"{source}: {VOCAB_FILE} has {len(vocab):,} words for a softmax of {tensors['softmax.weight'].shape[0]:,}")
+        else:
+            bilm.set_softmax(vocab)
     expected = bilm.state_dict()
     missing = sorted(set(expected) - set(tensors))
     unexpected = sorted(set(tensors) - set(expected))

@@ -54,6 +54,13 @@ def embed_command(
     """Embed every line of INPUT... with the biLM's layers."""
     try:
         check_engine(engine, file_format, inputs, threads, overwrite, storage_dtype)
+        ray_options = dict(address=address, workers=workers, cpus_per_worker=cpus_per_worker, gpus_per_worker=gpus_per_worker,
+                           text_column=text_column, **({"block_rows": block_rows} if block_rows else {}))  # fmt: skip
+        if engine == "local":
+            check_no_ray_options(ray_options)
+        from ..bilm.loading import check_options
+
+        check_options(model, options)
         model_settings = ElmoModelSettings(bilm=model, options=options, batch_size=batch_size, max_tokens=max_tokens,
                                            device=device, dtype=compute_dtype)  # fmt: skip
         settings = EmbedSettings(model_settings, tokenize, lang, sentences, int(layers) if layers.isdigit() else layers,
@@ -63,12 +70,13 @@ def embed_command(
 
             summary = embed_file(Path(inputs[0]), Path(output), settings, threads=threads, overwrite=overwrite, progress=True)
         else:
-            ray_options = dict(address=address, workers=workers, cpus_per_worker=cpus_per_worker, gpus_per_worker=gpus_per_worker,
-                               text_column=text_column, **({"block_rows": block_rows} if block_rows else {}))  # fmt: skip
             summary = embed_with_ray(inputs, output, settings, ray_options)
     except (SpacyElmoError, OSError) as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1)
+    except KeyboardInterrupt:
+        typer.echo(f"interrupted: nothing written to {output}", err=True)
+        raise typer.Exit(130)
     for source, line, problem in summary["problems"][:20]:
         typer.echo(f"{source}:{line + 1}: {problem}; kept as a row without tokens", err=True)
     rate = summary["rows"] / max(summary["seconds"], 1e-9)
@@ -94,6 +102,17 @@ def check_engine(
         raise SpacyElmoError("--overwrite is for the local engine; the ray engine writes a new folder")
     if engine == "local" and storage_dtype != "float32":
         raise SpacyElmoError(f"--storage-dtype {storage_dtype} is for the ray engine; AllenNLP's hdf5 layout is float32")
+
+
+RAY_DEFAULTS = {"address": None, "workers": 1, "cpus_per_worker": 1, "gpus_per_worker": 0, "text_column": "text"}
+
+
+def check_no_ray_options(ray_options: Dict[str, Any]) -> None:
+    """Refuse options of the ray engine given to the local one (they would be ignored)."""
+    given = [key for key, value in ray_options.items() if RAY_DEFAULTS.get(key, None) != value]
+    if given:
+        flags = ", ".join("--" + key.replace("_", "-") for key in given)
+        raise SpacyElmoError(f"{flags}: options of --engine ray; the local engine does not use them")
 
 
 def embed_with_ray(inputs: List[str], output: str, settings: EmbedSettings, ray_options: Dict[str, Any]) -> Dict[str, Any]:

@@ -29,6 +29,7 @@ def init_config_command(
         None, help="The biLM: a bundled or published name (see the models command), a model folder or archive, or weights .hdf5 (default: bundled)"
     ),
     options: Optional[str] = typer.Option(None, help="options.json of a weights .hdf5"),
+    force: bool = typer.Option(False, "--force", help="Overwrite OUTPUT if it exists"),
 ) -> None:
     """Write a complete training config with ELMo features wired into each component."""
     from ..bilm.loading import check_model_source
@@ -36,6 +37,8 @@ def init_config_command(
     from ..languages import check_language
 
     try:
+        if str(output) != "-" and output.exists() and not force:
+            raise SpacyElmoError(f"{output} exists; pass --force to overwrite it")
         check_model_source(bilm)
         card = read_model_info(bilm)
         lang = check_language(model_language(card, lang))
@@ -49,6 +52,7 @@ def init_config_command(
     if str(output) == "-":
         typer.echo(text)
     else:
+        output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text, encoding="utf8")
         typer.echo(f"wrote {output}; train with: python -m spacy train {output} --paths.train TRAIN --paths.dev DEV")
 

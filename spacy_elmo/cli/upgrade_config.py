@@ -25,6 +25,9 @@ def upgrade_config_command(
     """Move the elmo component's 0.1 keys into its model block."""
     try:
         text, changed = upgrade_config(config.read_text(encoding="utf8"))
+    except UnicodeDecodeError as err:
+        typer.echo(f"error: {config}: not UTF-8 text (byte {err.start}: {err.reason})", err=True)
+        raise typer.Exit(1)
     except (OSError, SpacyElmoError) as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1)

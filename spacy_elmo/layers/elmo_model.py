@@ -19,6 +19,7 @@ from thinc.types import Floats3d
 from ..errors import ConfigError, SpacyElmoError
 from ..registry_names import ELMO_MODEL
 from ..runtime import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, check_compute_dtype, check_device
+from .bundled_reference import bundled_folder, is_reference, mark, reference_bytes, resolve_reference
 from .no_backprop import no_backprop
 from .segments import assemble, check_context, plan_segments
 
@@ -125,7 +126,11 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y: Optional[Any] = None) -
         bilm.drop_softmax()
     info = read_model_info(settings.bilm)
     model.attrs["bilm_info"] = {key: info[key] for key in ("name", "lang", "license", "corpus", "url") if key in info}
-    _set_bilm(model, _place(bilm, settings, None))
+    placed = _place(bilm, settings, None)
+    folder = bundled_folder(settings.bilm)
+    if folder is not None and not settings.keep_softmax:
+        mark(placed, folder)
+    _set_bilm(model, placed)
 
 
 def forward(model: Model[List[Doc], List[Floats3d]], docs: List[Doc], is_train: bool) -> Tuple[List[Floats3d], Callable]:
@@ -205,10 +210,13 @@ def _frozen_forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[List
 
 
 def _serialize(bilm: Any) -> bytes:
-    """The biLM as safetensors bytes: float16 where that keeps every weight exactly (weights
-    read from float16 storage, as the bundled model's), else float32."""
+    """A bundled biLM as its name and hash (`bundled_reference.py`); any other as safetensors
+    bytes: float16 where that keeps every weight exactly, else float32."""
     if bilm is None:
         return b""
+    reference = reference_bytes(bilm)
+    if reference is not None:
+        return reference
     import torch
 
     from ..bilm import bilm_to_bytes
@@ -220,6 +228,13 @@ def _serialize(bilm: Any) -> bytes:
 def _deserialize(_: Any, data: bytes, device: Any, *, settings: ElmoModelSettings) -> Any:
     if not data:
         return None
-    from ..bilm import bilm_from_bytes
+    from ..bilm import bilm_from_bytes, load_bilm
 
+    if is_reference(data):
+        folder = resolve_reference(data)
+        bilm = load_bilm(folder, device="cpu")
+        bilm.drop_softmax()
+        placed = _place(bilm, settings, device)
+        mark(placed, folder)
+        return placed
     return _place(bilm_from_bytes(data), settings, device)

@@ -159,3 +159,33 @@ def test_the_old_option_names_are_aliases(allennlp_model_files, tmp_path):
     assert result.exit_code == 0, result.output
     result = embed(source, tmp_path / "f16.hdf5", allennlp_model_files, "--storage", "float16")
     assert result.exit_code == 1 and "--storage-dtype float16 is for the ray engine" in result.output
+
+
+@pytest.mark.parametrize("fault", [KeyboardInterrupt, OSError])
+def test_an_interrupted_or_failed_write_leaves_nothing(tmp_path, fault):
+    from spacy_elmo.embedding_file import write_embedding_file
+
+    layers = np.zeros((3, 2, 4), dtype=np.float32)
+
+    def items():
+        yield "a b", layers
+        raise fault("stopped")  # Ctrl-C, or the disk full, after one row
+
+    with pytest.raises(fault):
+        write_embedding_file(tmp_path / "out.hdf5", items())
+    assert list(tmp_path.iterdir()) == []  # neither the file nor its temporary twin
+    assert write_embedding_file(tmp_path / "out.hdf5", [("a b", layers)]) == 1  # so a rerun is not "already exists"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.hdf5"]
+
+
+def test_ctrl_c_is_one_line(allennlp_model_files, tmp_path, monkeypatch):
+    source = tmp_path / "input.txt"
+    source.write_text("a b\n", encoding="utf8")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("spacy_elmo.local_embed.embed_file", interrupted)
+    result = embed(source, tmp_path / "out.hdf5", allennlp_model_files)
+    assert result.exit_code == 130
+    assert result.output.strip() == f"interrupted: nothing written to {tmp_path / 'out.hdf5'}"

@@ -18,3 +18,19 @@ def test_a_bad_bilm_or_language_is_refused_when_writing(tmp_path, extra, message
     result = CliRunner().invoke(app, ["init-config", str(tmp_path / "config.cfg"), *extra])
     assert result.exit_code == 1 and result.output.startswith(message) and len(result.output.strip().splitlines()) == 1, result.output
     assert not (tmp_path / "config.cfg").exists()
+
+
+def test_refuses_to_overwrite_without_force_and_makes_the_folder(tmp_path):
+    from typer.testing import CliRunner
+
+    from spacy_elmo.cli.main import app
+
+    output = tmp_path / "training" / "config.cfg"
+    first = CliRunner().invoke(app, ["init-config", str(output), "--pipeline", "tagger"])
+    assert first.exit_code == 0 and output.is_file(), first.output
+    output.write_text("mine", encoding="utf8")
+    second = CliRunner().invoke(app, ["init-config", str(output), "--pipeline", "tagger"])
+    assert second.exit_code == 1 and second.output.strip() == f"error: {output} exists; pass --force to overwrite it"
+    assert output.read_text(encoding="utf8") == "mine"
+    third = CliRunner().invoke(app, ["init-config", str(output), "--pipeline", "tagger", "--force"])
+    assert third.exit_code == 0 and "[components.elmo]" in output.read_text(encoding="utf8")

@@ -83,7 +83,7 @@ def test_the_readme_says_how_to_get_the_cpu_build_of_torch():
 def test_the_examples_make_their_data_and_write_where_git_ignores():
     lines = [line for block in code_blocks(README, "bash") for line in block.splitlines()]
     train = next(i for i, line in enumerate(lines) if line.startswith("python -m spacy train"))
-    assert any("spacy convert" in line and "train" in line for line in lines[:train]), "no way to make train.spacy"
+    assert any("convert-corpus" in line and "train.spacy" in line for line in lines[:train]), "no way to make train.spacy"
     pretrain = next(line for line in lines if line.startswith("python -m spacy_elmo pretrain"))
     top_folder = pretrain.split()[4].split("/")[0]
     assert f"/{top_folder}/" in (REPO / ".gitignore").read_text().splitlines()
@@ -206,3 +206,31 @@ def test_relative_links_point_to_files_and_headings(page, target):
     assert resolved.exists(), f"{page.name}: {target} does not exist"
     if anchor and resolved.suffix == ".md":
         assert anchor in anchors(resolved), f"{page.name}: no heading #{anchor} in {relative}"
+
+
+@pytest.mark.slow
+def test_the_training_recipe_runs_as_written(tmp_path: Path):
+    """The README's training steps, from a clone beside ../shared, on 40 sentences and 2 steps."""
+    import os
+    import shlex
+    import subprocess
+    import sys
+
+    data = Path(os.environ.get("SPACY_ELMO_DATA", REPO.parent / "shared" / "data"))
+    if not (data / "ud-ewt").is_dir() or not (data / "uner-ewt").is_dir():
+        pytest.skip(f"the treebanks are not at {data} (SPACY_ELMO_DATA)")
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "data").symlink_to(data.resolve())
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    block = next(body for body in code_blocks(README, "bash") if "convert-corpus" in body)
+    for line in block.strip().splitlines():
+        command = shlex.split(line)
+        assert command[:2] == ["python", "-m"], line
+        if "convert-corpus" in command:
+            command += ["--limit", "40"]
+        if command[2] == "spacy" and command[3] == "train":
+            command += ["--training.max_steps", "2", "--training.eval_frequency", "1"]
+        result = subprocess.run([sys.executable, *command[1:]], cwd=clone, capture_output=True, text=True)
+        assert result.returncode == 0, f"{line}\n{result.stdout[-2000:]}{result.stderr[-2000:]}"
+    assert (clone / "training" / "model-last" / "meta.json").is_file()
