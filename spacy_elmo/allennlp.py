@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from .bilm import BiLM, load_bilm
-from .bilm.characters import CharacterMapper
+from .characters import CharacterMapper
 from .errors import ConfigError
 from .paths import PathLike
 from .runtime import check_compute_dtype
@@ -28,13 +28,7 @@ MAX_CHARACTERS = 50
 
 def batch_to_ids(batch: List[List[str]]) -> torch.Tensor:
     """Character ids (len(batch), longest, 50) of tokenized sentences; padded token slots are 0."""
-    mapper = CharacterMapper(MAX_CHARACTERS)
-    longest = max((len(sentence) for sentence in batch), default=0)
-    ids = torch.zeros((len(batch), longest, MAX_CHARACTERS), dtype=torch.int64)
-    for row, sentence in enumerate(batch):
-        if sentence:
-            ids[row, : len(sentence)] = torch.from_numpy(mapper.encode(sentence))
-    return ids
+    return torch.from_numpy(CharacterMapper(MAX_CHARACTERS).encode_batch(batch))
 
 
 # AllenNLP's layer-norm epsilon in ScalarMix.

@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .characters import BOS_TOKEN, EOS_TOKEN
+from ..characters import BOS_TOKEN, EOS_TOKEN
 from .errors import ModelFormatError
 
 OPTIONS_KEY = "lexicon"

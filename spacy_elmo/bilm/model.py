@@ -5,9 +5,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..batching import Sentences, check_sentences, length_batches
+from ..characters import BOS_TOKEN, EOS_TOKEN, CharacterMapper
 from ..runtime import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
-from .batching import length_batches
-from .characters import BOS_TOKEN, EOS_TOKEN, CharacterMapper
 from .config import BiLMConfig
 from .errors import ModelFormatError
 from .lexicon import Lexicon
@@ -15,8 +15,6 @@ from .lexicon_encoder import LexiconTokenEncoder
 from .lstm import BiLstmStack, LayerState
 from .token_cache import DEFAULT_CACHE_BYTES, TokenEmbeddingCache
 from .token_encoder import CharTokenEncoder
-
-Sentences = Sequence[Sequence[str]]
 
 
 class BiLM(nn.Module):
@@ -107,7 +105,7 @@ class BiLM(nn.Module):
             sentence runs alone.
         RETURNS (List[np.ndarray]): per sentence a float32 array (n_layers, n_tokens, output_dim).
         """
-        _check_sentences(sentences)
+        check_sentences(sentences)
         results: List[Optional[np.ndarray]] = [None] * len(sentences)
         for batch in length_batches([len(s) for s in sentences], batch_size, max_tokens):
             for index, array in zip(batch, self.embed_batch([sentences[i] for i in batch])):
@@ -121,7 +119,7 @@ class BiLM(nn.Module):
             stateful call (bilm-tf / AllenNLP behaviour); `reset_states()` clears it.
         RETURNS (List[np.ndarray]): per sentence a float32 array (n_layers, n_tokens, output_dim).
         """
-        _check_sentences(sentences)
+        check_sentences(sentences)
         with torch.inference_mode():
             layers, lengths = self._forward_batch(sentences, stateful)
             layers = layers.float().cpu().numpy()
@@ -129,7 +127,7 @@ class BiLM(nn.Module):
 
     def layer_tensors(self, sentences: Sentences, stateful: bool = False) -> List[torch.Tensor]:
         """Like `embed_batch`, but torch tensors that carry gradients when grad is enabled."""
-        _check_sentences(sentences)
+        check_sentences(sentences)
         layers, lengths = self._forward_batch(sentences, stateful)
         return [layers[i, :, 1 : n + 1] for i, n in enumerate(lengths)]
 
@@ -312,14 +310,3 @@ def _reverse_index(lengths: torch.Tensor, n_steps: int) -> torch.Tensor:
     positions = torch.arange(n_steps).unsqueeze(0)
     lengths = lengths.unsqueeze(1)
     return torch.where(positions < lengths, lengths - 1 - positions, positions)
-
-
-def _check_sentences(sentences: Sentences) -> None:
-    if isinstance(sentences, (str, bytes)):
-        raise TypeError("expected a list of tokenized sentences (lists of strings), got a string")
-    for i, sentence in enumerate(sentences):
-        if isinstance(sentence, (str, bytes)):
-            raise TypeError(f"sentence {i} is a {type(sentence).__name__}; pass its tokens as a list of strings")
-        for j, token in enumerate(sentence):
-            if not isinstance(token, str):
-                raise TypeError(f"sentence {i}, token {j} is a {type(token).__name__}, not a str: {token!r}")

@@ -5,7 +5,7 @@ import math
 import torch
 from torch import nn
 
-from .characters import N_CHARACTER_IDS, PAD_CHAR
+from ..characters import N_CHARACTER_IDS, PAD_CHAR
 from .config import BiLMConfig
 
 # Tokens encoded per CNN call; bounds the memory of the convolution activations.

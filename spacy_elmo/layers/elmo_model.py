@@ -170,7 +170,7 @@ def forward(model: Model[List[Doc], List[Floats3d]], docs: List[Doc], is_train: 
 
 
 def _batches(sequences: List[Tuple[str, ...]], settings: ElmoModelSettings) -> List[List[int]]:
-    from ..bilm.batching import length_batches
+    from ..batching import length_batches
 
     return length_batches([len(s) for s in sequences], settings.batch_size, settings.max_tokens)
 

@@ -5,8 +5,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Union
 
-from ..bilm.characters import BOS_TOKEN as BOS
-from ..bilm.characters import EOS_TOKEN as EOS
+from ..characters import BOS_TOKEN as BOS
+from ..characters import EOS_TOKEN as EOS
 from ..bilm.vocab_file import read_vocab, write_vocab
 from .errors import CorpusError
 

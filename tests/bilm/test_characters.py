@@ -1,6 +1,6 @@
 import numpy as np
 
-from spacy_elmo.bilm.characters import CharacterMapper
+from spacy_elmo.characters import CharacterMapper
 
 
 def raw(ids: np.ndarray) -> list:
@@ -34,3 +34,12 @@ def test_empty_token_and_nul_and_lone_surrogate():
     assert ids[0].tolist()[:3] == [259, 260, 261]
     assert ids[1].tolist()[:3] == [259, 1, 260]
     assert ids[2].tolist()[:4] == [259, ord("a") + 1, ord("b") + 1, 260]
+
+
+def test_a_batch_is_padded_with_all_zero_token_slots():
+    mapper = CharacterMapper(10)
+    ids = mapper.encode_batch([["ab", "c"], [], ["d"]])
+    assert ids.shape == (3, 2, 10) and ids.dtype == np.int64
+    assert (ids[0] == mapper.encode(["ab", "c"])).all() and (ids[2, 0] == mapper.encode(["d"])[0]).all()
+    assert not ids[1].any() and not ids[2, 1].any()
+    assert mapper.encode_batch([]).shape == (0, 0, 10)

@@ -1,0 +1,105 @@
+"""Words/second of trained pipelines end to end (`nlp.pipe` on raw text), side by side, and
+where the time goes: seconds per component.
+
+Each pipeline is given as NAME=PATH[:int8]; `:int8` loads it with the biLM computing in int8
+(`components.elmo.model.dtype`). Passes alternate between the pipelines, each on the same lines,
+the biLM's token cache cleared before each pass; the best of `--repeats` counts, and each
+pipeline's words/s is also given as a ratio of the first one's.
+
+    python benchmarks/trained_pipeline_speed.py cnn=training/pipeline/cnn/seed0/model-best \
+        elmo=training/pipeline/elmo/seed0/model-best elmo-int8=training/pipeline/elmo/seed0/model-best:int8 \
+        --corpus ../shared/data/corpus/heldout.txt.gz --sentences 400 --threads 1
+"""
+import json
+import time
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import typer
+from bilm_speed import DEFAULT_CORPUS, read_lines
+
+app = typer.Typer(add_completion=False)
+
+
+def load(spec: str):
+    """A pipeline from PATH or PATH:int8."""
+    import spacy
+
+    path, _, dtype = spec.partition(":")
+    overrides = {"components.elmo.model.dtype": dtype} if dtype else {}
+    return spacy.load(path, config=overrides)
+
+
+def clear_caches(nlp) -> None:
+    """Forget the biLM's token cache, so that each pass embeds its words afresh."""
+    if "elmo" in nlp.pipe_names:
+        bilm = nlp.get_pipe("elmo").bilm
+        if bilm is not None:
+            bilm.token_cache.clear()
+
+
+def timed_pass(nlp, texts: List[str], batch_size: int) -> Tuple[float, Dict[str, float]]:
+    """Seconds of a pass, and seconds per step (tokenizer, then each component)."""
+    clear_caches(nlp)
+    steps: Dict[str, float] = {}
+    start = time.perf_counter()
+    docs = [nlp.make_doc(text) for text in texts]
+    steps["tokenizer"] = time.perf_counter() - start
+    for name, proc in nlp.pipeline:
+        began = time.perf_counter()
+        docs = list(proc.pipe(docs, batch_size=batch_size)) if hasattr(proc, "pipe") else [proc(doc) for doc in docs]
+        steps[name] = time.perf_counter() - began
+    return time.perf_counter() - start, steps
+
+
+def folder_size(path: Path) -> int:
+    """Bytes of every file under `path`."""
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+@app.command()
+def main(
+    pipelines: List[str] = typer.Argument(..., help="NAME=PATH or NAME=PATH:int8, the first is the reference of the ratios"),
+    corpus: Path = typer.Option(DEFAULT_CORPUS, help="text, a sentence a line (.txt or .gz)"),
+    sentences: int = typer.Option(400, help="how many corpus lines"),
+    repeats: int = typer.Option(3, help="timed passes per pipeline; the fastest counts"),
+    batch_size: int = typer.Option(256, help="docs per nlp.pipe batch"),
+    threads: int = typer.Option(1, help="torch threads"),
+    output: Path = typer.Option(None, help="also write the figures as JSON"),
+) -> None:
+    """Time trained pipelines side by side."""
+    import platform
+
+    import torch
+
+    from spacy_elmo.runtime import set_threads
+
+    set_threads(threads)
+    texts = read_lines(corpus, sentences)
+    named = dict(spec.split("=", 1) for spec in pipelines)
+    loaded = {name: load(spec) for name, spec in named.items()}
+    n_words = sum(len(doc) for doc in loaded[next(iter(loaded))].tokenizer.pipe(texts))
+    for nlp in loaded.values():  # warm-up: the first pass loads lazily what each component needs
+        timed_pass(nlp, texts[:20], batch_size)
+    best: Dict[str, Tuple[float, Dict[str, float]]] = {}
+    for _ in range(repeats):
+        for name, nlp in loaded.items():
+            seconds, steps = timed_pass(nlp, texts, batch_size)
+            if name not in best or seconds < best[name][0]:
+                best[name] = (seconds, steps)
+    first = next(iter(best))
+    print(f"{len(texts)} lines, {n_words:,} words; {threads} thread(s); best of {repeats}; torch {torch.__version__}, {platform.processor() or platform.machine()}")
+    results = {}
+    for name, (seconds, steps) in best.items():
+        path = Path(named[name].partition(":")[0])
+        rate = n_words / seconds
+        ratio = rate / (n_words / best[first][0])
+        shares = ", ".join(f"{step} {100 * t / seconds:.0f}%" for step, t in steps.items())
+        print(f"{name:>12}: {rate:8,.0f} words/s ({ratio:.2f}x {first}); {folder_size(path) / 1e6:.1f} MB on disk; time: {shares}")
+        results[name] = {"words_per_second": rate, "ratio": ratio, "bytes": folder_size(path), "seconds_per_step": steps}
+    if output:
+        output.write_text(json.dumps({"words": n_words, "lines": len(texts), "threads": threads, "pipelines": results}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    app()

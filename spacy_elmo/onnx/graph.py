@@ -1,0 +1,78 @@
+"""The whole stateless biLM as one export-only module: character ids in, every layer out."""
+from typing import List
+
+import torch
+from torch import Tensor, nn
+
+from ..bilm.model import BiLM
+from ..characters import BOS_TOKEN, EOS_TOKEN, PAD_CHAR
+from .lstm import ExportLstm
+
+
+class BiLMGraph(nn.Module):
+    """The stateless forward of a float32 `BiLM` (its `embed_batch`) in ONNX-friendly ops.
+
+    Takes (B, T, M) int64 character ids as `BiLM.char_id_layers` does (padded token slots all
+    zero, after each sentence's tokens) and returns (n_layers, B, T, 2P) float32: the token
+    layer (duplicated), then each LSTM layer (forward and backward halves), zero at padding.
+
+    Each sentence is read between <S> and </S> as in bilm-tf: the forward LM's first step on <S>
+    and the backward LM's on </S> are the same for every sentence, so their final states are
+    constants of the graph (as `BiLM` caches them); the markers' own outputs are not returned.
+    Not stateful: no LSTM state is carried across calls.
+    """
+
+    def __init__(self, bilm: BiLM) -> None:
+        super().__init__()
+        config = bilm.config
+        self.encoder = bilm.token_encoder
+        self.max_filter_width = config.max_filter_width
+        self.activation = torch.relu if config.activation == "relu" else torch.tanh
+        self.skip_connections = config.use_skip_connections
+        with torch.no_grad():
+            markers = bilm.embed_tokens([BOS_TOKEN, EOS_TOKEN])  # forward reads <S>, backward </S>
+            _, start = bilm.lstm(markers.view(2, 1, 1, -1), torch.ones(1, dtype=torch.int64))
+        self.lstms = nn.ModuleList(
+            nn.ModuleList(ExportLstm(layer, direction, state, config.cell_clip, config.proj_clip) for direction in (0, 1))
+            for layer, state in zip(bilm.lstm.layers, start)
+        )
+
+    def forward(self, char_ids: Tensor) -> Tensor:
+        batch, n_tokens, max_characters = char_ids.shape
+        present = char_ids.amax(dim=-1) > 0  # (B, T)
+        lengths = present.sum(dim=1, keepdim=True)
+        positions = torch.arange(n_tokens).unsqueeze(0)
+        # Per row, the index that reverses its tokens (the backward LM's reading order).
+        reverse = torch.where(present, lengths - 1 - positions, positions)
+        mask = present.unsqueeze(-1).to(torch.float32)
+        tokens = self._token_embeddings(char_ids.reshape(-1, max_characters)).view(batch, n_tokens, -1) * mask
+        layers: List[Tensor] = [torch.cat([tokens, tokens], dim=-1)]
+        forward_in, backward_in = tokens, _reverse(tokens, reverse)  # each LM in its reading order
+        for index, (forward_lstm, backward_lstm) in enumerate(self.lstms):
+            forward_out, backward_out = forward_lstm(forward_in), backward_lstm(backward_in)
+            if index > 0 and self.skip_connections:
+                forward_out, backward_out = forward_out + forward_in, backward_out + backward_in
+            layers.append(torch.cat([forward_out, _reverse(backward_out, reverse)], dim=-1) * mask)
+            forward_in, backward_in = forward_out, backward_out
+        return torch.stack(layers)
+
+    def _token_embeddings(self, char_ids: Tensor) -> Tensor:
+        """The character CNN, highway layers and projection of `CharTokenEncoder`, (N, M) ids to
+        (N, P), in one batch (the encoder's grouping by length is exact but data-dependent)."""
+        # As the encoder does: trailing PAD positions leave every max-pool unchanged while each
+        # filter still sees one all-PAD window, so keep the longest token plus the widest filter.
+        used = ((char_ids != PAD_CHAR) & (char_ids != 0)).sum(dim=1)
+        keep = torch.clamp(used.max() + self.max_filter_width, max=char_ids.shape[1])
+        char_ids = torch.index_select(char_ids, 1, torch.arange(keep))
+        encoder = self.encoder
+        chars = encoder.char_embedding(char_ids).transpose(1, 2)  # (N, E, M')
+        pooled = [conv(chars).max(dim=-1).values for conv in encoder.convolutions]
+        x = self.activation(torch.cat(pooled, dim=-1))
+        for highway in encoder.highways:
+            x = highway(x)
+        return encoder.projection(x) if encoder.projection is not None else x
+
+
+def _reverse(x: Tensor, index: Tensor) -> Tensor:
+    """Reorder the steps (B, T, W) of each row by `index` (B, T)."""
+    return torch.gather(x, 1, index.unsqueeze(-1).expand_as(x))

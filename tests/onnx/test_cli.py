@@ -1,0 +1,76 @@
+"""`python -m spacy_elmo export-onnx`: one success report, one-line errors."""
+import re
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+import spacy_elmo.bilm  # noqa: E402
+from spacy_elmo.bilm import save_bilm  # noqa: E402
+from spacy_elmo.bilm.quantization import quantize_int8  # noqa: E402
+from spacy_elmo.cli.app import app  # noqa: E402
+from spacy_elmo.cli.main import main  # noqa: E402,F401  (registers the commands)
+from spacy_elmo.onnx import OnnxBiLM  # noqa: E402
+
+from ..conftest import FIXTURES, random_bilm  # noqa: E402
+
+DIFFERENCE = re.compile(r"^max abs difference of ONNX Runtime to torch on a test sentence: (\S+)$", re.MULTILINE)
+
+
+@pytest.fixture(scope="module")
+def model_folder(tmp_path_factory):
+    return save_bilm(random_bilm(), tmp_path_factory.mktemp("tiny") / "tiny")
+
+
+def export(*args):
+    return CliRunner().invoke(app, ["export-onnx", *map(str, args)])
+
+
+def assert_one_line_error(result, message):
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], result.output
+
+
+def test_export_reports_the_difference_to_torch(tmp_path, model_folder):
+    result = export(model_folder, tmp_path / "tiny.onnx")
+    assert result.exit_code == 0, result.output
+    assert f"{model_folder} -> {tmp_path / 'tiny.onnx'} (float32, opset 17; 3 layers of 16)" in result.output
+    assert float(DIFFERENCE.search(result.output).group(1)) < 1e-5
+    assert OnnxBiLM(tmp_path / "tiny.onnx", threads=1).embed_sentences([["a", "b"]])[0].shape == (3, 2, 16)
+
+
+def test_int8_export_reports_cosines(tmp_path, model_folder):
+    result = export(model_folder, tmp_path / "int8.onnx", "--int8", "--opset", "20")
+    assert result.exit_code == 0, result.output
+    assert "(int8, opset 20; 3 layers of 16)" in result.output
+    cosines = re.search(r"mean cosine of each layer to torch float32: (.+)$", result.output, re.MULTILINE).group(1)
+    assert len(cosines.split(", ")) == 3
+    assert DIFFERENCE.search(result.output)
+
+
+def test_an_existing_output_needs_force(tmp_path, model_folder):
+    (tmp_path / "out.onnx").write_text("keep")
+    assert_one_line_error(export(model_folder, tmp_path / "out.onnx"), "exists; pass --force to overwrite it")
+    assert (tmp_path / "out.onnx").read_text() == "keep"
+    result = export(model_folder, tmp_path / "out.onnx", "--force")
+    assert result.exit_code == 0, result.output
+
+
+def test_errors_are_one_line(tmp_path, model_folder, monkeypatch):
+    assert_one_line_error(export(tmp_path / "missing", tmp_path / "a.onnx"), "no such file or folder")
+    assert_one_line_error(export(model_folder, tmp_path / "b.onnx", "--opset", "9"), "opset 9 is not supported")
+    assert_one_line_error(export(FIXTURES / "efml", tmp_path / "c.onnx"), "learned character vocabulary")
+    monkeypatch.setattr(spacy_elmo.bilm, "load_bilm", lambda *args, **kwargs: quantize_int8(random_bilm()))
+    assert_one_line_error(export(model_folder, tmp_path / "d.onnx"), "quantized to int8")
+
+
+def test_bundled_model(tmp_path):
+    result = export("en_base_v2", tmp_path / "en.onnx")
+    assert result.exit_code == 0, result.output
+    assert "(float32, opset 17; 3 layers of 256)" in result.output
+    assert float(DIFFERENCE.search(result.output).group(1)) < 1e-5
+    assert np.isfinite(OnnxBiLM(tmp_path / "en.onnx", threads=1).embed_sentences([["Hello"]])[0]).all()

@@ -1,0 +1,108 @@
+"""The ONNX graph gives the torch biLM's stateless layers, for any batch size and length."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+import torch  # noqa: E402
+
+from spacy_elmo import load_bilm  # noqa: E402
+from spacy_elmo.bilm.quantization import quantize_int8  # noqa: E402
+from spacy_elmo.errors import SpacyElmoError  # noqa: E402
+from spacy_elmo.onnx import OnnxBiLM, export_onnx  # noqa: E402
+
+from ..conftest import FIXTURES, TINY_CONFIG, random_bilm  # noqa: E402
+
+ATOL = 1e-5
+SENTENCES = [
+    ["The", "cat", "sat", "on", "the", "mat", "."],
+    ["Play"],
+    [],
+    ["naïve", "東京", "🙂", "x" * 80, "\x00"],
+    "We went to see a play at the theatre last night , and it was far too long for us .".split(),
+]
+
+
+def assert_same_layers(expected, actual):
+    assert len(expected) == len(actual)
+    for e, a in zip(expected, actual):
+        assert a.shape == e.shape and a.dtype == np.float32
+        np.testing.assert_allclose(a, e, atol=ATOL, rtol=0)
+
+
+def check_exported(bilm, path):
+    """Padded batches, each sentence alone, and the torch float32 layers all agree."""
+    runner = OnnxBiLM(export_onnx(bilm, path), threads=1)
+    expected = bilm.embed_sentences(SENTENCES)
+    assert_same_layers(expected, runner.embed_sentences(SENTENCES))
+    assert_same_layers(expected, [runner.embed_sentences([s])[0] for s in SENTENCES])
+    assert_same_layers(expected, runner.embed_sentences(SENTENCES, batch_size=2))
+    return runner
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        TINY_CONFIG,
+        dataclasses.replace(
+            TINY_CONFIG, projection_dim=24, cell_clip=None, proj_clip=None, use_skip_connections=False, activation="tanh"
+        ),
+    ],
+    ids=["tiny", "no-projection-or-clipping"],
+)
+def test_tiny_biLM(tmp_path, config):
+    check_exported(random_bilm(config), tmp_path / "tiny.onnx")
+
+
+def test_reference_fixtures_model(tmp_path, allennlp_model_files):
+    weights, options = allennlp_model_files
+    check_exported(load_bilm(weights, options=options), tmp_path / "fixtures.onnx")
+
+
+def test_bundled_en_base_v2(tmp_path):
+    runner = check_exported(load_bilm("en_base_v2"), tmp_path / "en_base_v2.onnx")
+    assert (runner.n_layers, runner.output_dim) == (3, 256)
+
+
+def test_input_is_char_id_layers_input_and_shapes_are_dynamic(tmp_path):
+    bilm = random_bilm()
+    path = export_onnx(bilm, tmp_path / "tiny.onnx")  # traced on one sentence of 3 tokens
+    model = onnx.load(str(path))
+    onnx.checker.check_model(model, full_check=True)
+    shape = [d.dim_param or d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+    assert shape == ["batch", "n_tokens", 20]
+    shape = [d.dim_param or d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
+    assert shape == [3, "batch", "n_tokens", 16]
+    runner = OnnxBiLM(path, threads=1)
+    sentences = [[f"w{i}{j}" for j in range(n)] for i, n in enumerate((17, 1, 9, 0, 40))]
+    char_ids = runner.characters.encode_batch(sentences)
+    (layers,) = runner.session.run(None, {"char_ids": char_ids})
+    assert layers.shape == (3, 5, 40, 16)
+    reference, lengths = bilm.char_id_layers(torch.from_numpy(char_ids))
+    reference = reference.detach().numpy().transpose(1, 0, 2, 3)
+    for row, n in enumerate(lengths.tolist()):
+        np.testing.assert_allclose(layers[:, row, :n], reference[:, row, 1 : n + 1], atol=ATOL, rtol=0)
+        assert not layers[:, row, n:].any()  # zero at padding
+
+
+@pytest.mark.parametrize("opset", [13, 20])
+def test_other_opsets(tmp_path, opset):
+    bilm = random_bilm()
+    runner = OnnxBiLM(export_onnx(bilm, tmp_path / "tiny.onnx", opset=opset), threads=1)
+    assert_same_layers(bilm.embed_sentences(SENTENCES), runner.embed_sentences(SENTENCES))
+
+
+def test_refusals(tmp_path):
+    with pytest.raises(SpacyElmoError, match="quantized to int8"):
+        export_onnx(quantize_int8(random_bilm()), tmp_path / "int8.onnx")
+    with pytest.raises(SpacyElmoError, match="float32 biLM on the CPU"):
+        export_onnx(random_bilm().to(torch.bfloat16), tmp_path / "bf16.onnx")
+    with pytest.raises(SpacyElmoError, match="learned character vocabulary"):
+        export_onnx(load_bilm(FIXTURES / "efml"), tmp_path / "efml.onnx")
+    with pytest.raises(SpacyElmoError, match="opset 12 is not supported"):
+        export_onnx(random_bilm(), tmp_path / "old.onnx", opset=12)
+    assert not list(tmp_path.iterdir())
+
