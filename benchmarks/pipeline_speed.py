@@ -13,7 +13,7 @@ alternating, best of `--repeats`:
     python benchmarks/pipeline_speed.py --model en_base --threads 2 --corpus ../shared/data/corpus/heldout.txt.gz
     python benchmarks/pipeline_speed.py --size small
     python benchmarks/pipeline_speed.py --size original --sentences 128
-    python benchmarks/pipeline_speed.py --model pretraining/en_base_v2/model --against en_base --threads 1
+    python benchmarks/pipeline_speed.py --model ~/elmo-runs/en-v2/snapshot --against en_base --threads 1
 
 `--against` times a second model's pipeline in the same run, alternating pass by pass with the
 first, and prints the ratio of their words/s (the inference budget of a new bundled model).

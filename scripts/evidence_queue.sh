@@ -9,8 +9,10 @@
 # first 1,000 train sentences; all four NER variants on the random 1,000 (seed by seed); the
 # coreference variants of COREF_VARIANTS (seed by seed).
 # After each run: its test scores go into docs/results/<variant>.json (evaluate_runs.py --seeds),
-# its log into docs/results/vectors-logs/, compare.py rewrites docs/results/results.{md,png},
-# and all of it is committed (COMMIT=0: not). A step is done when its result is in docs/results/
+# its log into logs/queue/<RESULTS>/ (git-ignored; LOGS= elsewhere) and the log's summary (dev
+# evaluations, /usr/bin/time -v, scores) into docs/results/run-logs.json (summarize_log.py),
+# compare.py rewrites docs/results/results.{md,png}, and the JSON and tables are committed, never
+# a log (COMMIT=0: nothing). A step is done when its result is in docs/results/
 # (a tuning combination: docs/results/tune/<variant>/<combination>.json; a seed: that seed in
 # docs/results/<variant>.json), so the queue can be stopped at any time (kill the process group)
 # and started again, in this session or a later one: a run cut short is redone from its start.
@@ -45,9 +47,10 @@ COREF_VARIANTS=${COREF_VARIANTS:-}
 COREF_PY=${COREF_PY:-.venv-coref/bin/python}
 BASELINES=${BASELINES:-}
 EVAL_ARGS=${EVAL_ARGS:-}
-LOGS=$RESULTS/vectors-logs
+LOGS=${LOGS:-logs/queue/$RESULTS}  # outside what is committed (.gitignore: logs/)
+RUN_LOGS=$RESULTS/run-logs.json  # the logs' summaries: what is committed of them
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
-mkdir -p "$LOGS" logs/queue
+mkdir -p "$LOGS" "$RESULTS"
 
 say() { echo "[$(date -u +%H:%M:%S)] $*"; }
 
@@ -61,6 +64,10 @@ commit() {  # commit MESSAGE PATH...: only these paths; waits for another proces
     sleep 5
   done
   say "warning: could not commit $*"
+}
+
+summarize() {  # summarize LOG: its dev evaluations, time and scores into RUN_LOGS (the log stays in LOGS)
+  $PY scripts/summarize_log.py "$RUN_LOGS" "$1" > /dev/null
 }
 
 has_seed() {  # has_seed RECORD SEED: the record holds that seed's test scores
@@ -107,7 +114,8 @@ tune() {
       /usr/bin/time -v $PY scripts/tune_config.py "$config" "$parts/$name.json" "${combination[@]}" \
         --runs-dir "$TRAINING/tune" "$@" $TRAIN_ARGS \
         > "$LOGS/tune-$variant-$name.log" 2>&1
-      commit "Vectors evidence: tuning run $variant $name (dev)" "$parts/$name.json" "$LOGS/tune-$variant-$name.log"
+      summarize "$LOGS/tune-$variant-$name.log"
+      commit "Vectors evidence: tuning run $variant $name (dev)" "$parts/$name.json" "$RUN_LOGS"
     done
   done
   OVERRIDES=$($PY scripts/merge_tuning.py "$RESULTS/tune/$variant.json" "$parts"/*.json)
@@ -133,8 +141,9 @@ seed() {
   fi
   # shellcheck disable=SC2086  # EVAL_ARGS: words
   $PY scripts/evaluate_runs.py "$TRAINING/$output" "$test" "$record" --seeds "$seed" $EVAL_ARGS >> "$log" 2>&1
+  summarize "$log"
   $PY scripts/compare.py "$RESULTS" "$RESULTS/results.md" "$RESULTS/results.png" ${BASELINES:+--baselines "$BASELINES"} > /dev/null
-  commit "Vectors evidence: $output seed $seed scored on test" "$record" "$log" "$RESULTS/results.md" "$RESULTS/results.png"
+  commit "Vectors evidence: $output seed $seed scored on test" "$record" "$RUN_LOGS" "$RESULTS/results.md" "$RESULTS/results.png"
 }
 
 best_run() {  # best_run CONFIG OVERRIDES: the tuning run folder of the chosen setting
