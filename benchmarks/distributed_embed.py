@@ -27,7 +27,7 @@ from bilm_speed import DEFAULT_CORPUS, memory_bytes, read_lines
 RESULTS = Path(__file__).resolve().parent / "results" / "distributed_embed.jsonl"
 CONFIGURATIONS = [("local", 1), ("local", 2), ("ray", 1), ("ray", 2)]
 GPU_CONFIGURATIONS = [("local", 1), ("ray", 1)]
-GPU_SETTINGS = {"device": "cuda", "dtype": "bfloat16"}
+GPU_SETTINGS = {"device": "cuda", "compute_dtype": "bfloat16"}
 
 app = typer.Typer(add_completion=False)
 
@@ -131,7 +131,7 @@ def run_ray(text: Path, model: str, workers: int, gpu: bool) -> Dict[str, float]
         watcher = threading.Thread(target=watch)
         watcher.start()
         try:
-            settings = EmbedSettings(ElmoModelSettings(bilm=model, **({"dtype": GPU_SETTINGS["dtype"]} if gpu else {})))
+            settings = EmbedSettings(ElmoModelSettings(bilm=model, **({"compute_dtype": GPU_SETTINGS["compute_dtype"]} if gpu else {})))
             summary = embed_files([str(text)], str(out), settings, workers=workers, cpus_per_worker=1, gpus_per_worker=1 if gpu else 0)
         finally:
             done.set()

@@ -7,7 +7,7 @@ what it measured.
 Steps (each recorded as ok with its figures, or failed with its error, and timed):
   component   `spacy.require_gpu()` and the `elmo` component with device="cuda": layers on the GPU,
               equal to the CPU's (max abs difference)
-  bf16        the component with dtype="bfloat16": difference to float32
+  bf16        the component with compute_dtype="bfloat16": difference to float32
   train       `spacy train --gpu-id 0` for a few steps of NER with an ELMo listener (smoke data)
   pretrain    `pretrain --device cuda --compute-dtype bf16` for a few steps (smoke text)
   torchrun    the same under a 1-process `torchrun` (nccl on CUDA, gloo on the CPU)
@@ -73,7 +73,7 @@ def check_bf16(device: str, texts: List[str]) -> Dict[str, Any]:
     layers = {}
     for dtype in ("float32", "bfloat16"):
         nlp = spacy.blank("en")
-        nlp.add_pipe("elmo", config={"model": {"device": device, "dtype": dtype}})
+        nlp.add_pipe("elmo", config={"model": {"device": device, "compute_dtype": dtype}})
         layers[dtype] = [doc._.elmo for doc in nlp.pipe(texts)]
     scale = max(float(np.abs(a).max()) for a in layers["float32"])
     difference = max(float(np.abs(a - b).max()) for a, b in zip(layers["float32"], layers["bfloat16"]))

@@ -62,7 +62,7 @@ def main(
         raise typer.BadParameter(f"size must be one of {sorted(SIZES)}")
     texts = read_lines(corpus, sentences)
     nlp = spacy.blank("en")
-    block = {"batch_size": batch_size, "max_tokens": max_tokens, "dtype": dtype, "device": device}
+    block = {"batch_size": batch_size, "max_tokens": max_tokens, "compute_dtype": dtype, "device": device}
     with tempfile.TemporaryDirectory() as tmp:
         if model:
             block["bilm"] = model

@@ -2,7 +2,7 @@
 where the time goes: seconds per component.
 
 Each pipeline is given as NAME=PATH[:int8]; `:int8` loads it with the biLM computing in int8
-(`components.elmo.model.dtype`). Passes alternate between the pipelines, each on the same lines,
+(`components.elmo.model.compute_dtype`, or `dtype` in a v1 model block). Passes alternate between the pipelines, each on the same lines,
 the biLM's token cache cleared before each pass; the best of `--repeats` counts, and each
 pipeline's words/s is also given as a ratio of the first one's.
 
@@ -26,7 +26,9 @@ def load(spec: str):
     import spacy
 
     path, _, dtype = spec.partition(":")
-    overrides = {"components.elmo.model.dtype": dtype} if dtype else {}
+    block = spacy.util.load_config(Path(path) / "config.cfg")["components"]["elmo"]["model"]
+    key = "compute_dtype" if "compute_dtype" in block else "dtype"  # v2, or the v1 block of older pipelines
+    overrides = {f"components.elmo.model.{key}": dtype} if dtype else {}
     return spacy.load(path, config=overrides)
 
 

@@ -100,7 +100,7 @@ def load_system(system: str, dtype: str, bpe_folder: Path, tmp: Path):
 
     if system.startswith("elmo"):
         nlp = spacy.blank("en")
-        block = {"dtype": dtype}
+        block = {"compute_dtype": dtype}
         if system == "elmo-en_base":
             block["bilm"] = "en_base"
         else:

@@ -22,11 +22,18 @@ from spacy.training import Corpus
 SCORES = ("ents_p", "ents_r", "ents_f", "tag_acc")
 
 
+def dtype_key(model: Path) -> str:
+    """The model block's compute-dtype key: `compute_dtype` (ElmoModel.v2), `dtype` (v1)."""
+    block = spacy.util.load_config(model / "config.cfg")["components"]["elmo"]["model"]
+    return "compute_dtype" if "compute_dtype" in block else "dtype"
+
+
 def score(model: Path, test_data: Path, dtype: Optional[str], threads: int) -> Dict[str, Any]:
     from spacy_elmo.runtime import set_threads
 
     set_threads(threads)
-    overrides = {} if dtype is None else {"components.elmo.model.dtype": dtype, "components.elmo.model.device": "cpu"}
+    key = dtype_key(model)
+    overrides = {} if dtype is None else {f"components.elmo.model.{key}": dtype, "components.elmo.model.device": "cpu"}
     nlp = spacy.load(model, config=overrides)
     scores = nlp.evaluate(list(Corpus(test_data)(nlp)))
     return {key: scores[key] for key in SCORES if scores.get(key) is not None}
@@ -54,7 +61,7 @@ def main(
     runs = []
     for seed_dir in sorted(training_dir.glob("seed*"), key=lambda p: int(p.name[4:])):
         model = seed_dir / "model-best"
-        trained = spacy.util.load_config(model / "config.cfg")["components"]["elmo"]["model"]["dtype"]
+        trained = spacy.util.load_config(model / "config.cfg")["components"]["elmo"]["model"][dtype_key(model)]
         compared = "float32" if trained == other else other
         scores = {trained: score(model, test_data, None, threads), compared: score(model, test_data, compared, threads)}
         runs.append({"seed": int(seed_dir.name[4:]), "trained_dtype": trained, "scores": scores})

@@ -1,7 +1,7 @@
 """spacy-elmo: ELMo contextual embeddings for spaCy v3 pipelines."""
 from typing import Any
 
-__version__ = "0.2.0"
+from .about import __version__
 __all__ = ["learned_mixes", "load_bilm", "__version__"]
 
 

@@ -9,18 +9,22 @@ on the batches before it); `stateful=True` gives AllenNLP's behaviour, where eac
 starts from the LSTM state the same row ended with in the previous call. The weight files may
 also be a bundled model's name or a native model folder (then `options_file` is None).
 """
-from pathlib import Path
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from .dependencies import require
 
-import numpy as np
-import torch
-from torch import nn
+require("torch", "spacy_elmo.allennlp (the AllenNLP ELMo modules)")
 
-from .bilm import BiLM, load_bilm
-from .characters import CharacterMapper
-from .errors import ConfigError
-from .paths import PathLike
-from .runtime import check_compute_dtype
+from pathlib import Path  # noqa: E402
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union  # noqa: E402
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+
+from .bilm import BiLM, load_bilm  # noqa: E402
+from .characters import CharacterMapper  # noqa: E402
+from .errors import ConfigError  # noqa: E402
+from .paths import PathLike  # noqa: E402
+from .runtime import check_compute_dtype  # noqa: E402
 
 # AllenNLP's ELMo character ids have 50 characters per token.
 MAX_CHARACTERS = 50

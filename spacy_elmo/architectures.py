@@ -7,16 +7,41 @@ from spacy.util import registry
 from thinc.api import Dropout, Linear, Model, chain, concatenate, with_array
 from thinc.types import Floats2d, Floats3d
 
+from .errors import ConfigError
 from .layers.elmo_model import ElmoModelSettings, build_elmo_model, with_fixed_weights
 from .layers.listener import ElmoListener
 from .layers.scalar_mix import ScalarMix
-from .registry_names import ELMO_EMBED, ELMO_LISTENER, ELMO_MODEL, SCALAR_MIX
+from .registry_names import ELMO_EMBED, ELMO_LISTENER, ELMO_MODEL, ELMO_MODEL_V1, SCALAR_MIX
+from .runtime import check_compute_dtype
 
 # The name of the node that supplies the biLM layers inside a tok2vec built here.
 FEATURES_REF = "elmo_features"
 
 
 @registry.architectures(ELMO_MODEL)
+def build_elmo_model_v2(
+    bilm: Optional[str] = ElmoModelSettings.bilm,
+    options: Optional[str] = ElmoModelSettings.options,
+    context: str = ElmoModelSettings.context,
+    window: int = ElmoModelSettings.window,
+    stride: int = ElmoModelSettings.stride,
+    batch_size: int = ElmoModelSettings.batch_size,
+    max_tokens: int = ElmoModelSettings.max_tokens,
+    device: str = ElmoModelSettings.device,
+    compute_dtype: str = ElmoModelSettings.compute_dtype,
+    runtime: str = ElmoModelSettings.runtime,
+    keep_softmax: bool = ElmoModelSettings.keep_softmax,
+) -> Model[List[Doc], List[Floats3d]]:
+    """Docs in, every biLM layer per doc out: float32 (n_layers, len(doc), width). The
+    settings, their meaning and their defaults are those of `ElmoModelSettings`.
+    """
+    settings = ElmoModelSettings(
+        bilm, options, context, window, stride, batch_size, max_tokens, device, compute_dtype, runtime, keep_softmax
+    )
+    return build_elmo_model(settings)
+
+
+@registry.architectures(ELMO_MODEL_V1)
 def build_elmo_model_v1(
     bilm: Optional[str] = ElmoModelSettings.bilm,
     options: Optional[str] = ElmoModelSettings.options,
@@ -26,14 +51,17 @@ def build_elmo_model_v1(
     batch_size: int = ElmoModelSettings.batch_size,
     max_tokens: int = ElmoModelSettings.max_tokens,
     device: str = ElmoModelSettings.device,
-    dtype: str = ElmoModelSettings.dtype,
+    dtype: str = ElmoModelSettings.compute_dtype,
     keep_softmax: bool = ElmoModelSettings.keep_softmax,
 ) -> Model[List[Doc], List[Floats3d]]:
-    """Docs in, every biLM layer per doc out: float32 (n_layers, len(doc), width). The
-    settings, their meaning and their defaults are those of `ElmoModelSettings`.
+    """The model block of spacy-elmo 0.2's configs and saved pipelines: v2 on runtime "torch",
+    with the compute dtype named `dtype`.
     """
-    settings = ElmoModelSettings(bilm, options, context, window, stride, batch_size, max_tokens, device, dtype, keep_softmax)
-    return build_elmo_model(settings)
+    try:
+        check_compute_dtype(dtype, "'dtype'")
+    except ConfigError as err:
+        raise ConfigError(f"elmo model: {err}") from None
+    return build_elmo_model_v2(bilm, options, context, window, stride, batch_size, max_tokens, device, dtype, "torch", keep_softmax)
 
 
 @registry.architectures(ELMO_LISTENER)
@@ -70,7 +98,7 @@ def build_elmo_embed_v1(
     """`spacy-elmo.ElmoListener.v1` with a biLM of its own instead of a listener: what
     `nlp.replace_listeners("elmo", ...)` writes, and a way to give one component ELMo alone.
 
-    elmo (Model[List[Doc], List[Floats3d]]): e.g. `spacy-elmo.ElmoModel.v1`.
+    elmo (Model[List[Doc], List[Floats3d]]): e.g. `spacy-elmo.ElmoModel.v2`.
     width (int): output width.
     static_embed (Optional[Model[List[Doc], List[Floats2d]]]): concatenated with the mix.
     dropout (float): dropout on the projected vectors.

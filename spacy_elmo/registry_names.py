@@ -1,7 +1,8 @@
 """The names spaCy's registries know the package's functions by, one constant each; setup.cfg's
 entry points name the same (a test holds them together)."""
 
-ELMO_MODEL = "spacy-elmo.ElmoModel.v1"
+ELMO_MODEL = "spacy-elmo.ElmoModel.v2"
+ELMO_MODEL_V1 = "spacy-elmo.ElmoModel.v1"  # configs and pipelines of spacy-elmo 0.2 (`dtype`, torch only)
 ELMO_LISTENER = "spacy-elmo.ElmoListener.v1"
 ELMO_EMBED = "spacy-elmo.ElmoEmbed.v1"
 SCALAR_MIX = "spacy-elmo.ScalarMix.v1"

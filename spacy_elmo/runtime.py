@@ -1,5 +1,6 @@
-"""Where a model runs, in which number type and in which batches: the device and dtype names
-that every part of the package accepts, and the default bounds of a forward pass.
+"""Where a model runs, on which library, in which number type and in which batches: the device,
+runtime and dtype names that every part of the package accepts, and the default bounds of a
+forward pass.
 
 Validation here needs no torch (spaCy imports the factories at start-up); `torch_device`
 and `torch_dtype` import it when a model is really placed.
@@ -22,6 +23,12 @@ COMPUTE_DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16
 # model's softmax in float16. Vectors (numpy) take the first two.
 STORAGE_DTYPES = ("float32", "float16", "bfloat16", "float16-softmax")
 VECTOR_STORAGE_DTYPES = STORAGE_DTYPES[:2]
+# runtime: the library a pipeline's biLM runs on. torch: any device and compute dtype, and
+# fine-tuning; onnxruntime: inference on the CPU in float32 or int8 (`spacy_elmo.onnx`), and a
+# saved pipeline loads and runs without torch.
+RUNTIMES = ("torch", "onnxruntime")
+ONNX_RUNTIME_DTYPES = ("float32", "int8")
+ONNX_RUNTIME_DEVICES = ("auto", "cpu")
 
 
 # How OpenMP threads wait, per command of `python -m spacy_elmo` (read when torch loads).
@@ -58,6 +65,15 @@ def set_threads(threads: Optional[int] = None) -> int:
     return threads
 
 
+def onnx_threads() -> int:
+    """ONNX Runtime's intra-op threads for a pipeline's biLM: OMP_NUM_THREADS where it is set (the
+    count that bounds torch too), else 0, ONNX Runtime's default (one per physical core)."""
+    import os
+
+    value = os.environ.get("OMP_NUM_THREADS", "")
+    return int(value) if value.isdigit() and int(value) > 0 else 0
+
+
 def check_device(device: Any, what: str = "device") -> str:
     """`device` if it names a device ("auto", "cpu", "cuda", "cuda:N", "mps"), else a ConfigError."""
     text = str(device)
@@ -71,6 +87,13 @@ def check_compute_dtype(dtype: str, what: str = "compute dtype") -> str:
     if dtype not in COMPUTE_DTYPES:
         raise ConfigError(f"unknown {what} {dtype!r}; use one of {', '.join(COMPUTE_DTYPES)}")
     return COMPUTE_DTYPES[dtype]
+
+
+def check_runtime(runtime: str, what: str = "runtime") -> str:
+    """`runtime` if it is one of RUNTIMES, else a ConfigError naming them."""
+    if runtime not in RUNTIMES:
+        raise ConfigError(f"unknown {what} {runtime!r}; use one of {', '.join(RUNTIMES)}")
+    return runtime
 
 
 def check_storage_dtype(dtype: str, what: str = "storage dtype", choices: Sequence[str] = STORAGE_DTYPES) -> str:

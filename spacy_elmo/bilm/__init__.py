@@ -1,10 +1,14 @@
 """The ELMo biLM in pure PyTorch: no spaCy import here."""
-from .config import BiLMConfig
-from .errors import BundledModelNotFound, ModelDownloadError, ModelFormatError
-from .loading import bundled_models, load_bilm
-from .model import BiLM
-from .native_format import bilm_from_bytes, bilm_to_bytes, save_bilm
-from .original_format import export_original, load_original
+from ..dependencies import require
+
+require("torch", "spacy_elmo.bilm (the biLM in PyTorch)")
+
+from .config import BiLMConfig  # noqa: E402
+from .errors import BundledModelNotFound, ModelDownloadError, ModelFormatError  # noqa: E402
+from .loading import bundled_models, load_bilm  # noqa: E402
+from .model import BiLM  # noqa: E402
+from .native_format import bilm_from_bytes, bilm_to_bytes, save_bilm  # noqa: E402
+from .original_format import export_original, load_original  # noqa: E402
 
 __all__ = [
     "BiLM",

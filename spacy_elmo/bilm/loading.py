@@ -140,6 +140,10 @@ def _load_folder(path: Path, options: Optional[PathLike], shown: Optional[Path] 
     if (path / CONFIG_FILE).is_file():
         return load_native(path)
     weights = original_weights(path)
+    if (path / "model" / CONFIG_FILE).is_file() and weights is None:
+        raise ModelFormatError(
+            f"{shown or path} is a pretraining run's output or checkpoint folder, not a model; its biLM is {path / 'model'}"
+        )
     if not (path / "options.json").is_file() or weights is None:
         raise ModelFormatError(
             f"{shown or path}: not a model folder: neither native ({CONFIG_FILE}), nor ELMoForManyLangs "

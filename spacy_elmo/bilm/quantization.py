@@ -24,6 +24,7 @@ from typing import Any, Iterator, List, Optional, Tuple, Union
 import torch
 from torch import nn
 
+from ..cpu_flags import warn_if_bfloat16_is_emulated
 from ..errors import ConfigError
 from .lstm import BiLstmLayer
 
@@ -74,10 +75,13 @@ def check_int8(device: Union[str, torch.device]) -> Tuple[str, bool]:
 
 
 def to_compute_dtype(bilm: Any, device: Union[str, torch.device], dtype: str) -> Any:
-    """`bilm` on `device` computing in `dtype` ("float32", "bfloat16" or "int8"), in eval mode."""
+    """`bilm` on `device` computing in `dtype` ("float32", "bfloat16" or "int8"), in eval mode;
+    bfloat16 on a CPU that only emulates it warns, naming the faster choices."""
     if dtype == INT8:
         check_int8(device)
         return quantize_int8(bilm.to(device=torch.device(device), dtype=torch.float32)).eval()
+    if dtype == "bfloat16" and torch.device(device).type == "cpu":
+        warn_if_bfloat16_is_emulated()
     return bilm.to(device=device, dtype=getattr(torch, dtype)).eval()
 
 

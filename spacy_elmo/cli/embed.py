@@ -34,7 +34,7 @@ def embed_command(
     max_tokens: int = typer.Option(DEFAULTS.max_tokens, help="Most padded token slots per forward pass"),
     device: str = typer.Option(DEFAULTS.device, help="auto, cpu, cuda or cuda:N"),
     compute_dtype: str = typer.Option(
-        DEFAULTS.dtype, "--compute-dtype", "--dtype", help="float32, bfloat16 or int8 (CPU only) computation; --dtype: its old name, deprecated"
+        DEFAULTS.compute_dtype, "--compute-dtype", "--dtype", help="float32, bfloat16 or int8 (CPU only) computation; --dtype: its old name, deprecated"
     ),
     threads: Optional[int] = typer.Option(None, help="torch threads (local engine; default: torch's, at most the CPUs this process may use); ray workers use --cpus-per-worker"),
     overwrite: bool = typer.Option(False, "--overwrite", help="local: replace an existing hdf5 file"),
@@ -62,7 +62,7 @@ def embed_command(
 
         check_options(model, options)
         model_settings = ElmoModelSettings(bilm=model, options=options, batch_size=batch_size, max_tokens=max_tokens,
-                                           device=device, dtype=compute_dtype)  # fmt: skip
+                                           device=device, compute_dtype=compute_dtype)  # fmt: skip
         settings = EmbedSettings(model_settings, tokenize, lang, sentences, int(layers) if layers.isdigit() else layers,
                                  storage_dtype=storage_dtype)  # fmt: skip
         if engine == "local":

@@ -1,10 +1,10 @@
 """`python -m spacy_elmo export-onnx MODEL OUT`: a biLM as one ONNX graph for ONNX Runtime."""
-import tempfile
 from pathlib import Path
 from typing import Optional
 
 import typer
 
+from ..dependencies import require
 from ..errors import SpacyElmoError
 from ..onnx.interface import DEFAULT_OPSET, OPSETS
 from .app import app
@@ -27,19 +27,16 @@ def export_onnx_command(
     try:
         if output.exists() and not force:
             raise SpacyElmoError(f"{output} exists; pass --force to overwrite it")
-        _check_onnx_installed()
+        for dependency in ("onnx", "onnxruntime"):
+            require(dependency, "export-onnx")
         from ..bilm import load_bilm
         from ..onnx.export import export_onnx
-        from ..onnx.quantization import layer_cosines, quantize_onnx
+        from ..onnx.quantization import layer_cosines
         from ..onnx.runner import OnnxBiLM
 
         bilm = load_bilm(model, options=options)
         output.parent.mkdir(parents=True, exist_ok=True)
-        if int8:
-            with tempfile.TemporaryDirectory(prefix="spacy-elmo-") as folder:
-                quantize_onnx(export_onnx(bilm, Path(folder) / "float32.onnx", opset=opset), output)
-        else:
-            export_onnx(bilm, output, opset=opset)
+        export_onnx(bilm, output, opset=opset, int8=int8)
         expected = bilm.embed_sentences([CHECK_SENTENCE])
         got = OnnxBiLM(output, threads=1).embed_sentences([CHECK_SENTENCE])
     except (SpacyElmoError, OSError) as err:
@@ -53,10 +50,3 @@ def export_onnx_command(
         cosines = ", ".join(f"{c:.4f}" for c in layer_cosines(expected, got))
         typer.echo(f"mean cosine of each layer to torch float32: {cosines}")
 
-
-def _check_onnx_installed() -> None:
-    try:
-        import onnx  # noqa: F401
-        import onnxruntime  # noqa: F401
-    except ImportError as err:
-        raise SpacyElmoError(f"export-onnx needs onnx and onnxruntime ({err}): pip install 'spacy-elmo[onnx]'") from None

@@ -43,7 +43,7 @@ def sha256(path: Path) -> str:
 
 def mark(bilm: Any, folder: Path) -> None:
     """Record on `bilm` (as placed for use) that its weights are the bundled model in `folder`."""
-    from .. import __version__
+    from ..about import __version__
     from ..bilm.model import _weights_version
 
     reference = {"name": folder.name, "sha256": sha256(folder / WEIGHTS_FILE), "written_by": f"spacy-elmo {__version__}"}
@@ -69,7 +69,7 @@ def is_reference(data: bytes) -> bool:
 def resolve_reference(data: bytes) -> Path:
     """The folder of the bundled biLM a reference names; one clear error where this installation
     lacks it or ships other weights under its name."""
-    from .. import __version__
+    from ..about import __version__
     from ..bilm.loading import BUNDLED_DIR, bundled_models
 
     try:

@@ -30,6 +30,18 @@ class ElmoListener(Model):
         self._outputs: Optional[List[Floats3d]] = None
         self._backprop: Optional[Callable] = None
 
+    def set_dim(self, name: str, value: int, *, force: bool = False) -> None:
+        """Set a layer size; a known one that changes is one clear error: the listening
+        component and the upstream biLM do not belong together."""
+        known = self.maybe_get_dim(name)
+        if known is not None and value != known and not force:
+            raise SpacyElmoError(
+                f"elmo listener: the biLM's {name} is {known} on one side and {value} on the other: the listening "
+                "component was built for another biLM than its elmo component's (a replaced elmo model, or a "
+                "component sourced from a pipeline with another biLM)"
+            )
+        super().set_dim(name, value, force=force)
+
     @classmethod
     def get_batch_id(cls, docs: Sequence[Doc]) -> int:
         """A content hash of a batch, to check that a received batch is the one asked for."""

@@ -6,7 +6,7 @@ boundaries, the whole doc) is one sequence; sequences longer than `window` are c
 overlapping windows, and each token keeps the output of the window where it is most central.
 """
 from dataclasses import dataclass
-from typing import Any, Iterator, List, Sequence, Tuple
+from typing import Any, Callable, Iterator, List, Sequence, Tuple
 
 from spacy.tokens import Doc
 
@@ -58,20 +58,19 @@ def plan_segments(docs: Sequence[Doc], context: str, window: int, stride: int) -
     return segments
 
 
-def assemble(docs: Sequence[Doc], segments: Sequence[Segment], outputs: Sequence[Any], n_layers: int, width: int) -> List[Any]:
-    """Per doc, a float32 torch tensor (n_layers, len(doc), width) from the segment outputs.
+def assemble(docs: Sequence[Doc], segments: Sequence[Segment], outputs: Sequence[Any], zeros: Callable[[int], Any]) -> List[Any]:
+    """Per doc, an array (n_layers, len(doc), width) from the segment outputs: torch tensors
+    (differentiable: gradients of the doc tensors flow back to the segment outputs) or numpy
+    arrays, as `zeros` and `outputs` are. Tokens that no segment keeps (whitespace) stay zero.
 
-    Differentiable: gradients of the doc tensors flow back to the segment outputs. Tokens that
-    no segment keeps (whitespace) stay zero.
+    outputs (Sequence[Any]): per segment its layers (n_layers, len(segment.tokens), width), in
+        the dtype of the doc arrays.
+    zeros (Callable[[int], Any]): makes the zero array of a doc of n tokens.
     """
-    import torch
-
-    device = outputs[0].device if outputs else torch.device("cpu")
-    arrays = [torch.zeros((n_layers, len(doc), width), dtype=torch.float32, device=device) for doc in docs]
+    arrays = [zeros(len(doc)) for doc in docs]
     for segment, output in zip(segments, outputs):
         start, end = segment.keep
-        index = torch.tensor(segment.tokens[start:end], device=device)
-        arrays[segment.doc][:, index] = output[:, start:end].float()
+        arrays[segment.doc][:, list(segment.tokens[start:end])] = output[:, start:end]
     return arrays
 
 

@@ -1,4 +1,5 @@
 """`export_onnx`: a float32 biLM as one ONNX graph with dynamic batch size and length."""
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -14,8 +15,9 @@ from .graph import BiLMGraph
 from .interface import DEFAULT_OPSET, INPUT_NAME, OPSETS, OUTPUT_NAME
 
 
-def export_onnx(bilm: BiLM, path: PathLike, *, opset: int = DEFAULT_OPSET) -> Path:
-    """Write the stateless biLM as an ONNX model and check it.
+def export_onnx(bilm: BiLM, path: PathLike, *, opset: int = DEFAULT_OPSET, int8: bool = False) -> Path:
+    """Write the stateless biLM as an ONNX model and check it; with `int8`, its int8 copy
+    (`quantize_onnx`) instead.
 
     Input "char_ids": int64 (batch, n_tokens, max_characters), the ids of `BiLM.char_id_layers`
     (padded token slots all zero, after each sentence's tokens; the graph adds <S> and </S>).
@@ -26,6 +28,7 @@ def export_onnx(bilm: BiLM, path: PathLike, *, opset: int = DEFAULT_OPSET) -> Pa
     bilm (BiLM): a float32 biLM on the CPU with byte-level characters.
     path (PathLike): the .onnx file to write (overwritten).
     opset (int): the ONNX opset, 13 to 20.
+    int8 (bool): write the int8 copy of the float32 graph (ONNX Runtime's dynamic quantization).
     RETURNS (Path): the path written.
     """
     if is_int8(bilm):
@@ -37,6 +40,11 @@ def export_onnx(bilm: BiLM, path: PathLike, *, opset: int = DEFAULT_OPSET) -> Pa
     if opset not in OPSETS:
         raise SpacyElmoError(f"opset {opset} is not supported; use {OPSETS.start} to {OPSETS.stop - 1}")
     path = Path(path)
+    if int8:
+        from .quantization import quantize_onnx
+
+        with tempfile.TemporaryDirectory(prefix="spacy-elmo-") as folder:
+            return quantize_onnx(export_onnx(bilm, Path(folder) / "float32.onnx", opset=opset), path)
     example = torch.from_numpy(bilm.characters.encode(["Export", "me", "."])).unsqueeze(0)
     with torch.no_grad(), warnings.catch_warnings():
         # torch 2.13 marks the TorchScript-based exporter and scripting deprecated; it is the one

@@ -5,6 +5,7 @@ from typing import List, Sequence
 
 import numpy as np
 
+from ..dependencies import require
 from ..paths import PathLike
 
 
@@ -19,6 +20,8 @@ def quantize_onnx(source: PathLike, target: PathLike) -> Path:
     target (PathLike): the int8 .onnx file to write (overwritten).
     RETURNS (Path): the path written.
     """
+    for dependency in ("onnx", "onnxruntime"):
+        require(dependency, "int8 ONNX quantization")
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     advice = _NoPreprocessingAdvice()

@@ -1,4 +1,4 @@
-"""The `elmo` pipeline component: runs its model (`spacy-elmo.ElmoModel.v1`) over docs, sets
+"""The `elmo` pipeline component: runs its model (`spacy-elmo.ElmoModel.v2`) over docs, sets
 `doc._.elmo`, `span._.elmo`, `token._.elmo`, and shares the layers with downstream listeners."""
 import warnings
 from functools import partial
@@ -13,15 +13,17 @@ from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer
 from thinc.types import Floats3d
 
+from ..about import __version__
 from ..errors import ConfigError, SpacyElmoError
 from ..layer_choice import layer_coefficients
-from ..layers.elmo_model import LOADING, ensure_loaded, get_bilm, with_fixed_weights
+from ..layers.elmo_model import LOADING, ensure_loaded, get_bilm, set_frozen, with_fixed_weights
 from ..layers.listener import ElmoListener
 from ..layers.no_backprop import no_backprop
 from ..mixing import mix_layers
 from ..registry_names import ELMO_EMBED, ELMO_LISTENER, ELMO_MODEL
 from .extensions import install_extensions
 from .feature_cache import FeatureCache
+from .requirements import check_requirement
 from .settings import ElmoSettings, default_config
 from .vector_hooks import set_vector_hooks
 
@@ -43,7 +45,7 @@ def make_elmo(
     """Create an `elmo` component; see `ElmoSettings` for the settings.
 
     model (Model[List[Doc], List[Floats3d]]): docs to all biLM layers, e.g.
-        `spacy-elmo.ElmoModel.v1`, whose block also names the weights (`bilm`).
+        `spacy-elmo.ElmoModel.v2`, whose block also names the weights (`bilm`) and the runtime.
     """
     if isinstance(model, str):
         raise ConfigError(
@@ -51,6 +53,7 @@ def make_elmo(
             f"([components.{name}.model] with @architectures = \"{ELMO_MODEL}\" and bilm = {model!r}). "
             "Rewrite the config with: python -m spacy_elmo upgrade-config OLD.cfg NEW.cfg"
         )
+    check_requirement(nlp.meta, __version__)
     settings = ElmoSettings(layer, mix_weights, mix_gamma, store, set_vectors, frozen, feature_cache_mb)
     return Elmo(nlp.vocab, model, name, settings=settings, lang=nlp.lang)
 
@@ -95,7 +98,8 @@ class Elmo(TrainablePipe):
 
     @property
     def bilm(self) -> Any:
-        """The biLM (a torch module), or None before its weights are loaded."""
+        """The biLM (a torch module, or an `OnnxBiLM` on runtime "onnxruntime"), or None before
+        its weights are loaded."""
         return get_bilm(self.model)
 
     def initialize(self, get_examples: Optional[Callable[[], Iterable[Example]]] = None, *, nlp: Optional[Language] = None) -> None:
@@ -144,20 +148,16 @@ class Elmo(TrainablePipe):
 
     def _attach(self) -> None:
         """Finish setting up loaded weights: freezing, the layer selection, listener sizes."""
-        bilm = ensure_loaded(self.model)
+        ensure_loaded(self.model)
         s = self.settings
         try:
-            coefficients = layer_coefficients(s.layer, bilm.n_layers, s.mix_weights, s.mix_gamma)
+            coefficients = layer_coefficients(s.layer, self.model.get_dim("n_layers"), s.mix_weights, s.mix_gamma)
         except ConfigError as err:
             raise ConfigError(f"elmo: {err}") from None
-        from ..bilm.quantization import is_int8
-
-        if not s.frozen and is_int8(bilm):
-            raise ConfigError(
-                f"elmo component '{self.name}': frozen = false fine-tunes the biLM, but an int8 biLM has no gradients; "
-                "set the model's dtype to float32 (or bfloat16), or keep frozen = true"
-            )
-        bilm.requires_grad_(not s.frozen)
+        try:
+            set_frozen(self.model, s.frozen)
+        except ConfigError as err:
+            raise ConfigError(f"elmo component '{self.name}': {err}") from None
         model_lang = (self.model.attrs.get("bilm_info") or {}).get("lang")
         if self.lang and model_lang and model_lang != self.lang:
             warnings.warn(

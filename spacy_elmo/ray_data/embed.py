@@ -17,7 +17,7 @@ from .resources import actor_options, threads_for
 # each one sets, and the model settings' field where it is the model's.
 _OLD_KEYWORDS = {"tokenize": "tokenize", "lang": "lang", "sentences": "sentences", "layers": "layers",
                  "mix_weights": "mix_weights", "mix_gamma": "mix_gamma", "dtype": "storage_dtype"}  # fmt: skip
-_OLD_MODEL_KEYWORDS = {"model": "bilm", "options": "options", "model_dtype": "dtype", "device": "device",
+_OLD_MODEL_KEYWORDS = {"model": "bilm", "options": "options", "model_dtype": "compute_dtype", "device": "device",
                        "batch_size": "batch_size", "max_tokens": "max_tokens"}  # fmt: skip
 
 

@@ -1,11 +1,15 @@
 """Pretraining and fine-tuning of ELMo biLMs from raw text (pure PyTorch + spaCy's tokenizer)."""
 
-from .errors import CorpusError, TrainingSetupError
-from .evaluation import Perplexity, evaluate_perplexity
-from .presets import PRESETS, apply_overrides, preset_architecture
-from .settings import TrainingSettings
-from .run import pretrain, resume
-from .trainer import PretrainResult
+from ..dependencies import require
+
+require("torch", "spacy_elmo.training (pretraining the biLM)")
+
+from .errors import CorpusError, TrainingSetupError  # noqa: E402
+from .evaluation import Perplexity, evaluate_perplexity  # noqa: E402
+from .presets import PRESETS, apply_overrides, preset_architecture  # noqa: E402
+from .settings import TrainingSettings  # noqa: E402
+from .run import pretrain, resume  # noqa: E402
+from .trainer import PretrainResult  # noqa: E402
 
 __all__ = [
     "PRESETS",

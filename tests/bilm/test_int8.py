@@ -65,7 +65,7 @@ def test_int8_is_refused_by_a_torch_without_an_x86_engine(monkeypatch, allennlp_
     with pytest.raises(Int8Unsupported, match="this torch build has qnnpack: use dtype float32"):
         load_bilm(weights, options=options, compute_dtype="int8")
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={"model": {"bilm": str(weights), "options": str(options), "device": "cpu", "dtype": "int8"}})
+    nlp.add_pipe("elmo", config={"model": {"bilm": str(weights), "options": str(options), "device": "cpu", "compute_dtype": "int8"}})
     with pytest.raises(ConfigError, match="elmo model: dtype int8 needs one of PyTorch's x86 quantized CPU engines"):
         nlp.initialize()
     # float32 does not need the engine
@@ -90,8 +90,8 @@ def test_int8_is_never_a_cast_and_never_trains():
         torch_dtype("int8")
     with pytest.raises(TrainingSetupError, match="inference only"):
         TrainingSettings(compute_dtype="int8")
-    with pytest.raises(ConfigError, match="unknown 'dtype' 'int4'"):
-        ElmoModelSettings(dtype="int4")
+    with pytest.raises(ConfigError, match="unknown 'compute_dtype' 'int4'"):
+        ElmoModelSettings(compute_dtype="int4")
 
 
 # --- close to float32; float32 unchanged ------------------------------------------------------
@@ -181,15 +181,15 @@ def test_the_component_runs_int8_and_its_saved_config_records_it(allennlp_model_
     docs = {}
     for dtype in ("float32", "int8"):
         nlp = spacy.blank("en")
-        nlp.add_pipe("elmo", config={"model": {**block, "dtype": dtype}})
+        nlp.add_pipe("elmo", config={"model": {**block, "compute_dtype": dtype}})
         nlp.initialize()
         docs[dtype] = list(nlp.pipe(texts))
         assert is_int8(nlp.get_pipe("elmo").bilm) == (dtype == "int8")
     assert_close_per_layer([d._.elmo for d in docs["float32"]], [d._.elmo for d in docs["int8"]])
     nlp.to_disk(tmp_path / "pipeline")
-    assert 'dtype = "int8"' in (tmp_path / "pipeline" / "config.cfg").read_text()
+    assert 'compute_dtype = "int8"' in (tmp_path / "pipeline" / "config.cfg").read_text()
     loaded = spacy.load(tmp_path / "pipeline")
-    assert loaded.config["components"]["elmo"]["model"]["dtype"] == "int8"
+    assert loaded.config["components"]["elmo"]["model"]["compute_dtype"] == "int8"
     assert is_int8(loaded.get_pipe("elmo").bilm)
     for before, after in zip(docs["int8"], loaded.pipe(texts)):
         np.testing.assert_allclose(after._.elmo, before._.elmo, rtol=0, atol=1e-5)
@@ -198,7 +198,7 @@ def test_the_component_runs_int8_and_its_saved_config_records_it(allennlp_model_
 def test_the_component_refuses_to_fine_tune_int8(allennlp_model_files):
     weights, options = allennlp_model_files
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={"frozen": False, "model": {"bilm": str(weights), "options": str(options), "device": "cpu", "dtype": "int8"}})
+    nlp.add_pipe("elmo", config={"frozen": False, "model": {"bilm": str(weights), "options": str(options), "device": "cpu", "compute_dtype": "int8"}})
     with pytest.raises(ConfigError, match="int8 biLM has no gradients"):
         nlp.initialize()
 
@@ -259,10 +259,12 @@ def test_embed_dtype_int8_with_ray(allennlp_model_files, tmp_path):
 
 
 def test_a_float32_pipeline_loads_with_int8_features_by_a_config_override(allennlp_model_files, tmp_path):
-    """What scripts/evaluate_int8.py does to score a model trained on float32 features with int8."""
+    """What scripts/evaluate_int8.py does to score a model trained on float32 features with int8
+    (pipelines trained with the v1 model block, whose compute dtype is `dtype`)."""
     weights, options = allennlp_model_files
     nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={"model": {"bilm": str(weights), "options": str(options), "device": "cpu"}})
+    v1 = {"@architectures": "spacy-elmo.ElmoModel.v1", "bilm": str(weights), "options": str(options), "device": "cpu"}
+    nlp.add_pipe("elmo", config={"model": v1})
     nlp.initialize()
     nlp.to_disk(tmp_path / "pipeline")
     assert not is_int8(spacy.load(tmp_path / "pipeline").get_pipe("elmo").bilm)

@@ -34,3 +34,11 @@ def test_refuses_to_overwrite_without_force_and_makes_the_folder(tmp_path):
     assert output.read_text(encoding="utf8") == "mine"
     third = CliRunner().invoke(app, ["init-config", str(output), "--pipeline", "tagger", "--force"])
     assert third.exit_code == 0 and "[components.elmo]" in output.read_text(encoding="utf8")
+
+
+def test_writes_the_v2_model_block():
+    from spacy_elmo.cli.init_config import elmo_config
+
+    block = elmo_config(["ner"])["components"]["elmo"]["model"]
+    assert block["@architectures"] == "spacy-elmo.ElmoModel.v2"
+    assert (block["compute_dtype"], block["runtime"]) == ("float32", "torch") and "dtype" not in block

@@ -194,7 +194,8 @@ def test_vector_hooks_opt_in(model_files):
 @pytest.mark.parametrize(
     "config,message",
     [
-        ({"dtype": "float64"}, "unknown 'dtype'"),
+        ({"compute_dtype": "float64"}, "unknown 'compute_dtype'"),
+        ({"runtime": "tensorrt"}, "unknown 'runtime'"),
         ({"layer": "bottom"}, "unknown 'layer'"),
         ({"layer": -1}, "0 or more"),
         ({"layer": 1, "mix_weights": [1, 2, 3]}, "only used with"),
@@ -245,7 +246,7 @@ def test_wrong_weights_fail_at_load_naming_the_file(model_files, tmp_path):
 
 
 def test_bfloat16_weights_give_float32_outputs_close_to_float32(model_files, nlp):
-    doc = elmo_nlp(model_files, config={"dtype": "bfloat16"})(TEXT)
+    doc = elmo_nlp(model_files, config={"compute_dtype": "bfloat16"})(TEXT)
     reference = nlp(TEXT)._.elmo
     assert doc._.elmo.dtype == np.float32 and doc._.elmo.shape == reference.shape
     assert np.abs(doc._.elmo - reference).max() < 0.1 * np.abs(reference).max()

@@ -127,7 +127,7 @@ def test_init_config_warns_when_the_languages_differ_without_downloading(convert
     monkeypatch.setenv("SPACY_ELMO_CACHE", str(tmp_path / "empty-cache"))
     monkeypatch.setenv("SPACY_ELMO_OFFLINE", "1")
     for bilm in (converted, "efml-zh"):
-        result = run("init-config", tmp_path / "de.cfg", "--lang", "de", "--bilm", bilm)
+        result = run("init-config", tmp_path / "de.cfg", "--lang", "de", "--bilm", bilm, "--force")
         assert result.exit_code == 0, result.output
         assert "pipeline's language is 'de', but the biLM was trained on 'zh' text" in result.output
     assert not (tmp_path / "empty-cache").exists()

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Dict
 
+import pytest
 from spacy.language import Language
 from spacy.util import registry
 
@@ -17,7 +18,8 @@ import spacy_elmo.architectures  # noqa: F401  (registers the architectures)
 import spacy_elmo.coref.corpus  # noqa: F401
 import spacy_elmo.coref.scoring  # noqa: F401
 import spacy_elmo.pipeline.component  # noqa: F401
-from spacy_elmo.architectures import build_elmo_model_v1
+from spacy_elmo.architectures import build_elmo_model_v1, build_elmo_model_v2
+from spacy_elmo.errors import ConfigError
 from spacy_elmo.layers.elmo_model import ElmoModelSettings
 from spacy_elmo.pipeline.component import make_elmo
 from spacy_elmo.pipeline.settings import ElmoSettings
@@ -89,7 +91,18 @@ def _parameters(function) -> Dict[str, object]:
 
 def test_the_model_architecture_takes_the_settings_fields_and_defaults():
     expected = {field.name: field.default for field in dataclasses.fields(ElmoModelSettings)}
-    assert _parameters(build_elmo_model_v1) == expected
+    assert _parameters(build_elmo_model_v2) == expected
+    assert ElmoModelSettings().to_config()["@architectures"] == "spacy-elmo.ElmoModel.v2"
+
+
+def test_v1_takes_the_same_settings_with_dtype_and_runs_on_torch():
+    fields = {field.name: field.default for field in dataclasses.fields(ElmoModelSettings) if field.name != "runtime"}
+    v1 = {("dtype" if name == "compute_dtype" else name): default for name, default in fields.items()}
+    assert _parameters(build_elmo_model_v1) == v1
+    settings = build_elmo_model_v1(dtype="bf16", window=32, stride=16).attrs["settings"]
+    assert (settings.compute_dtype, settings.runtime, settings.window) == ("bfloat16", "torch", 32)
+    with pytest.raises(ConfigError, match="^elmo model: unknown 'dtype' 'float64'"):
+        build_elmo_model_v1(dtype="float64")
 
 
 def test_the_factory_takes_the_component_settings_and_their_defaults():

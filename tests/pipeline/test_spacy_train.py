@@ -124,9 +124,65 @@ def test_upgrade_config_moves_the_keys_of_a_0_1_config_into_the_model_block(tmp_
     with pytest.raises(Exception, match="context"):
         load_model_from_config(load_config_from_str(OLD_CONFIG), auto_fill=True)
     text, moved = upgrade_config(OLD_CONFIG)
-    assert moved == ["elmo.model -> elmo.model.bilm", "elmo.options", "elmo.context", "elmo.window"]
+    assert moved == [
+        "elmo.model -> elmo.model.bilm",
+        "elmo.options",
+        "elmo.context",
+        "elmo.window",
+        "components.elmo.model -> spacy-elmo.ElmoModel.v2",
+    ]
     nlp = load_model_from_config(load_config_from_str(text), auto_fill=True)
     elmo = nlp.get_pipe("elmo")
     settings = elmo.model.attrs["settings"]
     assert (settings.bilm, settings.context, settings.window, elmo.settings.layer) == (None, "sentences", 200, "top")
     assert upgrade_config(text)[1] == []  # an upgraded config is left as it is
+
+
+V1_CONFIG = """
+[components]
+
+[components.elmo]
+factory = "elmo"
+
+[components.elmo.model]
+@architectures = "spacy-elmo.ElmoModel.v1"
+bilm = "en_base"
+dtype = "int8"
+keep_softmax = false
+
+[components.ner]
+factory = "ner"
+
+[components.ner.model]
+@architectures = "spacy.TransitionBasedParser.v2"
+
+[components.ner.model.tok2vec]
+@architectures = "spacy.Tok2Vec.v2"
+
+[components.ner.model.tok2vec.embed]
+@architectures = "spacy-elmo.ElmoEmbed.v1"
+width = 96
+
+[components.ner.model.tok2vec.embed.elmo]
+@architectures = "spacy-elmo.ElmoModel.v1"
+bilm = null
+"""
+
+
+def test_upgrade_config_makes_every_v1_model_block_v2():
+    from thinc.api import Config
+
+    from spacy_elmo.cli.upgrade_config import upgrade_config
+
+    text, changed = upgrade_config(V1_CONFIG)
+    assert changed == [
+        "components.elmo.model -> spacy-elmo.ElmoModel.v2",
+        "components.ner.model.tok2vec.embed.elmo -> spacy-elmo.ElmoModel.v2",
+    ]
+    config = Config().from_str(text, interpolate=False)
+    block = config["components"]["elmo"]["model"]
+    assert list(block.items()) == [
+        ("@architectures", "spacy-elmo.ElmoModel.v2"), ("bilm", "en_base"), ("compute_dtype", "int8"), ("keep_softmax", False)
+    ]
+    assert config["components"]["ner"]["model"]["tok2vec"]["embed"]["elmo"]["@architectures"] == "spacy-elmo.ElmoModel.v2"
+    assert upgrade_config(text)[1] == []

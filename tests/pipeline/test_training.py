@@ -161,7 +161,7 @@ def test_replace_listeners_gives_the_component_its_own_biLM(model_files, tmp_pat
     assert nlp.get_pipe("elmo").listening_components == []
     embed = nlp.config["components"]["ner"]["model"]["tok2vec"]
     assert embed["@architectures"] == "spacy-elmo.ElmoEmbed.v1" and embed["frozen_elmo"] is frozen
-    assert embed["elmo"]["@architectures"] == "spacy-elmo.ElmoModel.v1" and "upstream" not in embed
+    assert embed["elmo"]["@architectures"] == "spacy-elmo.ElmoModel.v2" and "upstream" not in embed
     nlp.remove_pipe("elmo")
     replaced_ents, replaced_vectors = outputs(nlp)
     assert replaced_ents == ents

@@ -1,0 +1,123 @@
+"""Make a trained pipeline ready to ship: its meta (name, version, description, sources and
+licences, requirements, test accuracy, speed), and its biLM saved as a reference to the bundled
+model it is (name + sha256) instead of a copy of the weights.
+
+    python scripts/package_pipeline.py training/pipeline/elmo/seed0/model-best pipelines/en_elmo_web_base \
+        --metrics metrics/pipeline/elmo.json --speed metrics/pipeline/speed.json
+
+Then `python -m spacy package pipelines/en_elmo_web_base dist --build wheel` builds the wheel.
+"""
+import json
+from pathlib import Path
+from typing import Any, Dict, Optional
+
+import spacy
+import typer
+
+from spacy_elmo import __version__
+
+SOURCES = [
+    {
+        "name": "Universal Dependencies English Web Treebank (UD_English-EWT r2.16)",
+        "url": "https://github.com/UniversalDependencies/UD_English-EWT",
+        "license": "CC BY-SA 4.0",
+        "author": "Silveira et al. 2014; Universal Dependencies contributors",
+    },
+    {
+        "name": "Universal NER English-EWT (2022 pre-release train, final dev/test)",
+        "url": "https://github.com/UniversalNER/UNER_English-EWT",
+        "license": "CC BY-SA 4.0",
+        "author": "Mayhew et al. 2024",
+    },
+    {
+        "name": "spacy-elmo en_base_v2 biLM (bundled with spacy-elmo, not copied into this package)",
+        "url": "https://github.com/explosion/spacy-elmo",
+        "license": "CC BY-SA 4.0",
+        "author": "spacy-elmo",
+    },
+]
+# spaCy's meta keys for the scores evaluate_pipeline.py writes.
+ACCURACY = ("tag_acc", "pos_acc", "morph_acc", "lemma_acc", "dep_uas", "dep_las", "sents_p", "sents_r", "sents_f", "ents_p", "ents_r", "ents_f", "ents_per_type")
+
+
+def reference_bundled_bilm(nlp: Any) -> Optional[str]:
+    """Mark the pipeline's biLM as the bundled model whose weights it has, so it is saved by
+    name; the model's name, or None where no bundled model has exactly these weights."""
+    import torch
+
+    from spacy_elmo.bilm import bundled_models, load_bilm
+    from spacy_elmo.bilm.loading import BUNDLED_DIR
+    from spacy_elmo.layers.bundled_reference import mark
+
+    bilm = nlp.get_pipe("elmo").bilm
+    ours = bilm.state_dict()
+    for name in bundled_models():
+        bundled = load_bilm(name)
+        bundled.drop_softmax()
+        theirs = bundled.state_dict()
+        if ours.keys() == theirs.keys() and all(torch.equal(ours[key], theirs[key]) for key in ours):
+            mark(bilm, BUNDLED_DIR / name)
+            return name
+    return None
+
+
+def pipeline_meta(meta: Dict[str, Any], name: str, version: str, scores: Optional[Dict[str, Any]], speed: Optional[float]) -> Dict[str, Any]:
+    """The meta.json of the shipped pipeline."""
+    meta = dict(meta)
+    meta.update(
+        name=name,
+        version=version,
+        description=(
+            "English pipeline on ELMo features (spacy-elmo's bundled en_base_v2 biLM, frozen): tagger (XPOS), "
+            "morphologizer (UPOS + features), dependency parser, trainable lemmatizer, NER (PER, LOC, ORG). "
+            "Trained on UD English-EWT r2.16 and UNER English-EWT."
+        ),
+        author="spacy-elmo",
+        url="https://github.com/explosion/spacy-elmo",
+        license="CC BY-SA 4.0",
+        sources=SOURCES,
+        requirements=[f"spacy-elmo>={__version__},<{next_minor(__version__)}"],
+    )
+    if scores is not None:
+        meta["performance"] = {key: scores[key] for key in ACCURACY if key in scores}
+        meta["performance"]["dep_las_conll18"] = scores.get("dep_las_conll18")
+        meta["performance"]["dep_uas_conll18"] = scores.get("dep_uas_conll18")
+    if speed is not None:
+        meta.setdefault("performance", {})["speed"] = speed
+    return meta
+
+
+def next_minor(version: str) -> str:
+    """The first version of the next minor release: "0.2.0" -> "0.3.0"."""
+    major, minor = version.split(".")[:2]
+    return f"{major}.{int(minor) + 1}.0"
+
+
+def main(
+    model: Path = typer.Argument(..., help="The trained pipeline (e.g. a model-best folder)"),
+    output: Path = typer.Argument(..., help="The folder to write (e.g. pipelines/en_elmo_web_base)"),
+    name: str = typer.Option("elmo_web_base", help="The pipeline's name without the language (spaCy: {lang}_{name})"),
+    version: str = typer.Option("0.1.0", help="The pipeline's version"),
+    metrics: Optional[Path] = typer.Option(None, help="evaluate_pipeline.py's JSON: the test scores of this model go into the meta"),
+    speed: Optional[Path] = typer.Option(None, help="trained_pipeline_speed.py's JSON: words/s of the `elmo` entry"),
+) -> None:
+    """Write the pipeline with its meta; its biLM as a bundled reference where it is one."""
+    nlp = spacy.load(model)
+    bundled = reference_bundled_bilm(nlp)
+    scores = None
+    if metrics is not None:
+        runs = json.loads(metrics.read_text(encoding="utf8"))["runs"]
+        matching = [run for run in runs if Path(run["model"]).resolve() == model.resolve()]
+        if not matching:
+            raise SystemExit(f"error: {metrics} has no scores of {model}")
+        scores = matching[0]["scores"]
+    words_per_second = json.loads(speed.read_text(encoding="utf8"))["pipelines"]["elmo"]["words_per_second"] if speed else None
+    nlp.meta.update(pipeline_meta(nlp.meta, name, version, scores, words_per_second))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    nlp.to_disk(output)
+    size = sum(p.stat().st_size for p in output.rglob("*") if p.is_file())
+    print(f"{model} -> {output} ({nlp.meta['lang']}_{name} {version}; biLM: {bundled or 'saved whole'}; {size / 1e6:.1f} MB)")
+
+
+if __name__ == "__main__":
+    typer.run(main)

@@ -1,0 +1,89 @@
+"""A pipeline saved with runtime "onnxruntime" loads and runs where torch is not installed.
+
+The test builds that environment without the network: a new virtual environment (no pip) whose
+site-packages links every entry of this environment's site-packages except torch's (the
+package, its metadata, torchgen and functorch). There torch is absent as in a real install
+without it: `import torch` fails, `find_spec("torch")` is None, no distribution named torch.
+"""
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+from .pipelines import TEXTS, elmo_pipeline, save_tiny_bilm  # noqa: E402
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform == "win32", reason="links the site-packages entries")]
+
+# Top-level names of what the torch wheel installs (CUDA builds add nvidia-* and triton).
+TORCH_NAMES = ("torch", "torchgen", "functorch", "triton", "nvidia")
+
+SCRIPT = """
+import importlib.metadata, importlib.util, json, sys
+import numpy as np
+import spacy
+
+nlp = spacy.load(sys.argv[1])
+docs = list(nlp.pipe(json.loads(sys.argv[2])))
+np.savez(sys.argv[3], *[doc._.elmo for doc in docs])
+report = {
+    "torch_loaded": sorted(name for name in sys.modules if name.split(".")[0] == "torch"),
+    "runner": type(nlp.get_pipe("elmo").bilm).__name__,
+    "tags": [[token.tag_ for token in doc] for doc in docs],
+    "torch_spec": importlib.util.find_spec("torch") is not None,
+    "torch_distribution": any(d.metadata["Name"] == "torch" for d in importlib.metadata.distributions()),
+}
+try:
+    import torch  # noqa: F401
+    report["import_torch"] = "imported"
+except ImportError as err:
+    report["import_torch"] = type(err).__name__
+print(json.dumps(report))
+"""
+
+
+def is_torch(name: str) -> bool:
+    """Whether a site-packages entry belongs to torch's wheel."""
+    return name.replace("-", "_").split("_")[0].split(".")[0].lower() in TORCH_NAMES
+
+
+def torch_free_python(root: Path) -> Path:
+    """The python of a new virtual environment that sees this one's packages but torch."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
+    for ours in sorted({Path(sysconfig.get_paths()[key]) for key in ("purelib", "platlib")}):
+        theirs = root / ours.relative_to(sys.prefix)
+        theirs.mkdir(parents=True, exist_ok=True)
+        for entry in ours.iterdir():
+            if not is_torch(entry.name) and entry.name != "__pycache__":
+                (theirs / entry.name).symlink_to(entry)
+    return root / ("Scripts" if os.name == "nt" else "bin") / "python"
+
+
+def test_a_saved_onnx_runtime_pipeline_runs_without_torch(tmp_path):
+    nlp = elmo_pipeline(save_tiny_bilm(tmp_path / "tiny"), tagger=True)
+    nlp.to_disk(tmp_path / "pipeline")
+    docs = list(nlp.pipe(TEXTS))
+    python = torch_free_python(tmp_path / "venv")
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    command = [str(python), "-c", SCRIPT, str(tmp_path / "pipeline"), json.dumps(TEXTS), str(tmp_path / "elmo.npz")]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report == {
+        "torch_loaded": [],
+        "runner": "OnnxBiLM",
+        "tags": [[token.tag_ for token in doc] for doc in docs],
+        "torch_spec": False,
+        "torch_distribution": False,
+        "import_torch": "ModuleNotFoundError",
+    }
+    with np.load(tmp_path / "elmo.npz") as saved:
+        for i, doc in enumerate(docs):
+            np.testing.assert_allclose(saved[f"arr_{i}"], doc._.elmo, rtol=0, atol=1e-6)

@@ -1,0 +1,86 @@
+"""A trained pipeline made ready to ship (scripts/package_pipeline.py) builds a wheel with spaCy's
+`spacy package`; installed offline into a fresh virtual environment, `spacy.load(NAME)` gives the
+in-repo pipeline's annotations exactly, and its biLM is the bundled one, named, not copied."""
+import json
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+import spacy
+from spacy.training import Example
+
+REPO = Path(__file__).resolve().parents[2]
+TEXTS = ["Apple is looking at buying a startup in London.", "We saw a play. Let us play chess."]
+SCRIPT = """
+import json, sys, spacy
+nlp = spacy.load(sys.argv[1])
+docs = list(nlp.pipe(json.loads(sys.argv[2])))
+print(json.dumps({"tags": [[t.tag_ for t in d] for d in docs], "elmo": [d._.elmo.tolist() for d in docs],
+                  "requirements": nlp.meta["requirements"], "torch_free_meta": nlp.meta["license"]}))
+"""
+
+
+def run(*command: str, cwd: Path = REPO) -> str:
+    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    assert result.returncode == 0, f"{' '.join(command)}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    return result.stdout
+
+
+def annotations(nlp) -> dict:
+    docs = list(nlp.pipe(TEXTS))
+    return {"tags": [[t.tag_ for t in d] for d in docs], "elmo": [d._.elmo.tolist() for d in docs]}
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory) -> Path:
+    """A small pipeline on the bundled en_base: elmo + a tagger, two training steps."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config={"model": {"bilm": "en_base"}})
+    nlp.add_pipe("tagger", config={"model": {"tok2vec": {"@architectures": "spacy-elmo.ElmoListener.v1", "width": 32, "upstream": "elmo"}}})
+    examples = [Example.from_dict(nlp.make_doc(t), {"tags": ["X"] * len(nlp.make_doc(t))}) for t in TEXTS]
+    examples[0].reference[0].tag_ = "NNP"
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(2):
+        nlp.update(examples, sgd=optimizer)
+    path = tmp_path_factory.mktemp("trained") / "model"
+    nlp.to_disk(path)
+    return path
+
+
+@pytest.mark.slow
+def test_the_packaged_wheel_installs_offline_and_annotates_the_same(trained: Path, tmp_path: Path):
+    shipped = tmp_path / "en_elmo_test"
+    run(sys.executable, "scripts/package_pipeline.py", str(trained), str(shipped), "--name", "elmo_test", "--version", "0.0.1")
+    meta = json.loads((shipped / "meta.json").read_text())
+    assert meta["license"] == "CC BY-SA 4.0" and meta["requirements"][0].startswith("spacy-elmo>=")
+    assert {s["license"] for s in meta["sources"]} == {"CC BY-SA 4.0"}
+    assert (shipped / "elmo" / "model").stat().st_size < 10_000  # the bundled biLM by name and hash
+    expected = annotations(spacy.load(shipped))
+
+    # spaCy's own packaging; the wheel is built without network (no build isolation).
+    (tmp_path / "packages").mkdir()
+    run(sys.executable, "-m", "spacy", "package", str(shipped), str(tmp_path / "packages"), "--build", "none", "--force")
+    package_dir = tmp_path / "packages" / "en_elmo_test-0.0.1"
+    run(sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-index", "-q", "-w", str(tmp_path / "dist"), str(package_dir))
+    (wheel,) = (tmp_path / "dist").glob("en_elmo_test-0.0.1-*.whl")
+    assert wheel.stat().st_size < 20_000_000
+
+    # A fresh environment that sees this one's packages (spaCy, torch, spacy-elmo) but not the pipeline.
+    venv = tmp_path / "venv"
+    run(sys.executable, "-m", "venv", str(venv))
+    python = venv / "bin" / "python"
+    site = Path(run(str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])").strip())
+    # addsitedir, not a bare path: the outer site's own .pth files (an editable spacy-elmo) apply too.
+    (site / "outer.pth").write_text(f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})\n")
+    run(str(python), "-m", "pip", "install", "--no-index", "--no-deps", "-q", str(wheel))
+    got = json.loads(run(str(python), "-c", SCRIPT, "en_elmo_test", json.dumps(TEXTS), cwd=tmp_path))
+    assert got["tags"] == expected["tags"]
+    assert got["elmo"] == expected["elmo"]  # exactly: the same bundled weights, the same code
+
+
+def test_a_pipeline_name_that_does_not_exist_is_one_line(tmp_path: Path):
+    result = subprocess.run([sys.executable, "-c", "import spacy; spacy.load('en_elmo_no_such_pipeline')"], capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode != 0
+    assert "Can't find model 'en_elmo_no_such_pipeline'" in result.stderr
