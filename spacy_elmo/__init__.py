@@ -14,7 +14,7 @@ def load_bilm(*args: Any, **kwargs: Any) -> Any:
 
 def learned_mixes(nlp: Any) -> Any:
     """The layer mix each component of a trained pipeline learned; see
-    `spacy_elmo.layers.scalar_mix.learned_mixes`."""
-    from .layers.scalar_mix import learned_mixes as _learned_mixes
+    `spacy_elmo.layers.layer_mix.learned_mixes`."""
+    from .layers.layer_mix import learned_mixes as _learned_mixes
 
     return _learned_mixes(nlp)

@@ -239,11 +239,15 @@ class ElmoEmbedder:
         use_sentence_keys: bool = False,
     ) -> None:
         """Embed each line (whitespace-tokenized) of a text file into hdf5, as AllenNLP's
-        `elmo` command, with its one writer (`spacy_elmo.embedding_file`): a dataset per line
+        `elmo` command, with its one writer (`spacy_elmo.embed.hdf5_file`): a dataset per line
         index (or the line itself with `use_sentence_keys`) holding "all" layers, the "top" one
         or their "average"; and "sentence_to_index" (line → index, the last of equal lines)
         unless `forget_sentences` or `use_sentence_keys`. Blank lines are refused."""
-        from .embedding_file import check_lines, write_embedding_file
+        from .embed.hdf5_file import check_lines, write_embedding_file
+        from .layer_choice import ALL_LAYERS, check_layer_choice, layer_coefficients, select_layers
+
+        check_layer_choice(output_format, allow_all=True, name="output_format")
+        coefficients = None if output_format == ALL_LAYERS else layer_coefficients(output_format, self.bilm.n_layers, name="output_format")
 
         if isinstance(input_file, (str, Path)):
             with open(input_file, encoding="utf8") as handle:
@@ -251,9 +255,9 @@ class ElmoEmbedder:
         else:
             lines = [line.strip() for line in input_file]
         check_lines(lines, input_file if isinstance(input_file, (str, Path)) else "the input")
-        embedded = zip(lines, self.embed_sentences((line.split() for line in lines), batch_size))
+        vectors = (select_layers(layers, coefficients) for layers in self.embed_sentences((line.split() for line in lines), batch_size))
         write_embedding_file(
-            output_file_path, embedded, layers=output_format, forget_sentences=forget_sentences, use_sentence_keys=use_sentence_keys
+            output_file_path, zip(lines, vectors), forget_sentences=forget_sentences, use_sentence_keys=use_sentence_keys
         )
 
 

@@ -10,7 +10,7 @@ from thinc.types import Floats2d, Floats3d
 from .errors import ConfigError
 from .layers.elmo_model import ElmoModelSettings, build_elmo_model, with_fixed_weights
 from .layers.listener import ElmoListener
-from .layers.scalar_mix import ScalarMix
+from .layers.layer_mix import LayerMix
 from .registry_names import ELMO_EMBED, ELMO_LISTENER, ELMO_MODEL, ELMO_MODEL_V1, SCALAR_MIX
 from .runtime import check_compute_dtype
 
@@ -109,8 +109,8 @@ def build_elmo_embed_v1(
 
 @registry.architectures(SCALAR_MIX)
 def build_scalar_mix_v1() -> Model[List[Floats3d], List[Floats2d]]:
-    """A learned scalar mix of biLM layers, per doc (n_layers, n_tokens, width) → (n_tokens, width)."""
-    return ScalarMix()
+    """`LayerMix`: the learned mix of biLM layers, per doc (n_layers, n_tokens, width) → (n_tokens, width)."""
+    return LayerMix()
 
 
 def _tok2vec(
@@ -120,7 +120,7 @@ def _tok2vec(
     dropout: float,
 ) -> Model[List[Doc], List[Floats2d]]:
     """mix(source) [⊕ static_embed] → linear projection to `width` [→ dropout]."""
-    mix = ScalarMix()
+    mix = LayerMix()
     features: Model = chain(source, mix)
     if static_embed is not None:
         features = concatenate(features, static_embed)

@@ -6,7 +6,6 @@ from typing import List, Optional, Union
 
 import torch
 
-from ..deprecation import renamed
 from ..paths import PathLike
 from ..runtime import check_compute_dtype, torch_device
 from .errors import BundledModelNotFound, ModelFormatError
@@ -80,7 +79,6 @@ def load_bilm(
     options: Optional[PathLike] = None,
     device: Union[str, torch.device] = "cpu",
     compute_dtype: str = "float32",
-    dtype: Optional[str] = None,
 ) -> BiLM:
     """Load a biLM, in eval mode.
 
@@ -92,11 +90,9 @@ def load_bilm(
     options (Optional[PathLike]): the ``options.json`` of original weights.
     device (Union[str, torch.device]): where the model runs, e.g. "cpu" or "cuda:0".
     compute_dtype (str): "float32" (default), "bfloat16", or "int8" (CPU only: the products in
-        int8 with weights quantized per output channel, the rest and the outputs float32);
-        `dtype` is its old name (deprecated).
+        int8 with weights quantized per output channel, the rest and the outputs float32).
     RETURNS (BiLM): the model.
     """
-    compute_dtype = renamed("load_bilm", "dtype", "compute_dtype", dtype, compute_dtype)
     from .archive import is_archive, unpack
 
     from .quantization import check_int8, to_compute_dtype

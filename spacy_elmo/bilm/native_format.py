@@ -10,7 +10,6 @@ from safetensors import SafetensorError
 from safetensors.torch import load as load_safetensors_bytes
 from safetensors.torch import load_file, save, save_file
 
-from ..deprecation import renamed
 from ..paths import PathLike
 from ..runtime import STORAGE_DTYPES
 from .config import BiLMConfig
@@ -28,18 +27,16 @@ WEIGHTS_FILE = "model.safetensors"
 FLOAT16_SOFTMAX = "float16-softmax"
 
 
-def save_bilm(bilm: BiLM, folder: PathLike, storage_dtype: Optional[str] = None, *, dtype: Optional[str] = None) -> Path:
+def save_bilm(bilm: BiLM, folder: PathLike, storage_dtype: Optional[str] = None) -> Path:
     """Write `bilm` to `folder`; `storage_dtype` ("float16", "bfloat16", or "float16-softmax":
     only the softmax in float16) stores the weights in a smaller type; they load as float32.
-    `dtype` is its old name (deprecated).
 
     RETURNS (Path): the folder.
     """
-    dtype = renamed("save_bilm", "dtype", "storage_dtype", dtype, storage_dtype)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    header = _header(bilm, dtype)
-    save_file(_tensors(bilm, dtype), str(folder / WEIGHTS_FILE))
+    header = _header(bilm, storage_dtype)
+    save_file(_tensors(bilm, storage_dtype), str(folder / WEIGHTS_FILE))
     (folder / CONFIG_FILE).write_text(json.dumps(header, indent=2), encoding="utf-8")
     if bilm.vocab is not None:
         write_vocab(folder / VOCAB_FILE, bilm.vocab)
@@ -66,17 +63,16 @@ def load_native(folder: PathLike) -> BiLM:
     return _build(header, tensors, vocab, str(config_path))
 
 
-def bilm_to_bytes(bilm: BiLM, storage_dtype: Optional[str] = None, *, dtype: Optional[str] = None) -> bytes:
+def bilm_to_bytes(bilm: BiLM, storage_dtype: Optional[str] = None) -> bytes:
     """Serialize a biLM to bytes: safetensors, with the config and vocabulary in its metadata.
 
-    storage_dtype (Optional[str]): as for `save_bilm`; None: float32. `dtype`: its old name (deprecated).
+    storage_dtype (Optional[str]): as for `save_bilm`; None: float32.
     """
-    dtype = renamed("bilm_to_bytes", "dtype", "storage_dtype", dtype, storage_dtype)
-    header = _header(bilm, dtype)
+    header = _header(bilm, storage_dtype)
     metadata = {"config": json.dumps(header)}
     if bilm.vocab is not None:
         metadata["vocab"] = json.dumps(bilm.vocab)
-    return save(_tensors(bilm, dtype), metadata=metadata)
+    return save(_tensors(bilm, storage_dtype), metadata=metadata)
 
 
 def bilm_from_bytes(data: bytes) -> BiLM:

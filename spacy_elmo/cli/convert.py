@@ -6,11 +6,12 @@ import typer
 
 from ..errors import SpacyElmoError
 from .app import app
+from .removed_options import RemovedOptionsCommand
 
 CHECK_SENTENCE = ["The", "model", "was", "converted", "."]
 
 
-@app.command("convert")
+@app.command("convert", cls=RemovedOptionsCommand)
 def convert_command(
     source: str = typer.Argument(
         ..., help="A model: ELMoForManyLangs folder, bilm-tf .hdf5 (with --options), NLPL .zip or folder, published name"
@@ -19,7 +20,7 @@ def convert_command(
     options: Optional[Path] = typer.Option(None, help="options.json of a bilm-tf .hdf5 given as SOURCE"),
     lang: Optional[str] = typer.Option(None, help="Language of the training text, for the model card (default: what SOURCE says)"),
     storage_dtype: Optional[str] = typer.Option(
-        None, "--storage-dtype", "--dtype", help="Storage type: float16 or bfloat16 (default: float32); --dtype: its old name, deprecated"
+        None, "--storage-dtype", help="Storage type: float16 or bfloat16 (default: float32)"
     ),
 ) -> None:
     """Write a model as a native folder, so that it loads without pickles, TensorFlow or its archive;

@@ -2,7 +2,7 @@
 
 The command parses its options into one `EmbedSettings` and hands it to an engine:
 
-- "local" (default): one process, one text file, AllenNLP's hdf5 layout (`local_embed.py`);
+- "local" (default): one process, one text file, AllenNLP's hdf5 layout (`spacy_elmo.embed.local`);
 - "ray": text, JSONL or Parquet files (local paths, globs, or any path Ray reads) through a
   pool of Ray actors into a Parquet folder (`spacy_elmo.ray_data`, the `ray` extra).
 """
@@ -13,15 +13,16 @@ import typer
 
 from ..errors import SpacyElmoError
 from ..layers.elmo_model import ElmoModelSettings
-from ..line_embedder import EmbedSettings
+from ..embed.settings import EmbedSettings
 from .app import app
+from .removed_options import RemovedOptionsCommand
 
 DEFAULTS = ElmoModelSettings()
 ENGINES = ("local", "ray")
 FILE_FORMATS = {"local": "hdf5", "ray": "parquet"}
 
 
-@app.command("embed")
+@app.command("embed", cls=RemovedOptionsCommand)
 def embed_command(
     inputs: List[str] = typer.Argument(..., help="UTF-8 text, a sentence or document a line; --engine ray: also globs, .jsonl, .parquet"),
     output: str = typer.Option(..., "--output", "-o", help="hdf5 file (local engine) or a new folder of Parquet files (ray)"),
@@ -34,7 +35,7 @@ def embed_command(
     max_tokens: int = typer.Option(DEFAULTS.max_tokens, help="Most padded token slots per forward pass"),
     device: str = typer.Option(DEFAULTS.device, help="auto, cpu, cuda or cuda:N"),
     compute_dtype: str = typer.Option(
-        DEFAULTS.compute_dtype, "--compute-dtype", "--dtype", help="float32, bfloat16 or int8 (CPU only) computation; --dtype: its old name, deprecated"
+        DEFAULTS.compute_dtype, "--compute-dtype", help="float32, bfloat16 or int8 (CPU only) computation"
     ),
     threads: Optional[int] = typer.Option(None, help="torch threads (local engine; default: torch's, at most the CPUs this process may use); ray workers use --cpus-per-worker"),
     overwrite: bool = typer.Option(False, "--overwrite", help="local: replace an existing hdf5 file"),
@@ -46,9 +47,9 @@ def embed_command(
     gpus_per_worker: float = typer.Option(0, help="ray: GPUs per worker (device cuda)"),
     text_column: str = typer.Option("text", help="ray: the text field of JSONL and column of Parquet inputs"),
     block_rows: Optional[int] = typer.Option(None, help="ray: rows per block, a worker's unit of work and of the files written (default 256)"),
-    layers: str = typer.Option("all", help="all, top, average, or a layer index (hdf5: one layer is (n_tokens, width), as AllenNLP's --top)"),
+    layer: str = typer.Option("all", help="all, top, average, or a layer index (hdf5: one layer is (n_tokens, width), as AllenNLP's --top)"),
     storage_dtype: str = typer.Option(
-        "float32", "--storage-dtype", "--storage", help="ray: float32 or float16 vectors; --storage: its old name, deprecated"
+        "float32", "--storage-dtype", help="ray: float32 or float16 vectors"
     ),
 ) -> None:
     """Embed every line of INPUT... with the biLM's layers."""
@@ -63,10 +64,10 @@ def embed_command(
         check_options(model, options)
         model_settings = ElmoModelSettings(bilm=model, options=options, batch_size=batch_size, max_tokens=max_tokens,
                                            device=device, compute_dtype=compute_dtype)  # fmt: skip
-        settings = EmbedSettings(model_settings, tokenize, lang, sentences, int(layers) if layers.isdigit() else layers,
+        settings = EmbedSettings(model_settings, tokenize, lang, sentences, int(layer) if layer.isdigit() else layer,
                                  storage_dtype=storage_dtype)  # fmt: skip
         if engine == "local":
-            from ..local_embed import embed_file
+            from ..embed.local import embed_file
 
             summary = embed_file(Path(inputs[0]), Path(output), settings, threads=threads, overwrite=overwrite, progress=True)
         else:

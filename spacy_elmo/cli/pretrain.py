@@ -13,6 +13,7 @@ from ..runtime import STORAGE_DTYPES, set_threads
 from ..training.settings import OPTIMIZERS, RESUMABLE, TrainingSettings
 from ..training.run import pretrain, resume
 from .app import app
+from .removed_options import RemovedOptionsCommand
 
 _DURATION = re.compile(r"^\s*([0-9.]+)\s*([smhd]?)\s*$")
 _SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -27,7 +28,7 @@ def _default(name: str) -> str:
     return f"(default {getattr(TrainingSettings, name)})"
 
 
-@app.command("pretrain")
+@app.command("pretrain", cls=RemovedOptionsCommand)
 def pretrain_command(
     output_dir: Path = typer.Argument(..., help="Folder for run.json, checkpoints and the trained model/"),
     texts: Optional[List[Path]] = typer.Argument(
@@ -62,8 +63,7 @@ def pretrain_command(
     compute_dtype: Optional[str] = typer.Option(
         None,
         "--compute-dtype",
-        "--precision",
-        help=f"float32 or bf16 (bfloat16 matrix products; float32 weights, optimizer, state and loss) {_default('compute_dtype')}; --precision: its old name, deprecated",
+        help=f"float32 or bf16 (bfloat16 matrix products; float32 weights, optimizer, state and loss) {_default('compute_dtype')}",
     ),
     compile_: Optional[bool] = typer.Option(
         None,
@@ -91,8 +91,7 @@ def pretrain_command(
     storage_dtype: Optional[str] = typer.Option(
         None,
         "--storage-dtype",
-        "--model-dtype",
-        help=f"Type the final model is saved in: {', '.join(STORAGE_DTYPES)} (float16-softmax: float16 for the softmax only) {_default('storage_dtype')}; --model-dtype: its old name, deprecated",
+        help=f"Type the final model is saved in: {', '.join(STORAGE_DTYPES)} (float16-softmax: float16 for the softmax only) {_default('storage_dtype')}",
     ),
     device: str = typer.Option("auto", help="auto, cpu or cuda (under torchrun: one GPU per process)"),
     threads: Optional[int] = typer.Option(

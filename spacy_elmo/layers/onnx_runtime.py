@@ -46,22 +46,34 @@ def build_onnx_model(settings: "ElmoModelSettings") -> Model[List[Doc], List[Flo
 
 def init(model: Model, X: Optional[List[Doc]] = None, Y: Optional[Any] = None) -> None:
     """Read the configured biLM with torch, export it to ONNX (int8: quantized) and run that."""
-    from ..about import __version__
-
     for dependency in ("torch", "onnx"):
         require(dependency, 'elmo model: initializing a model on runtime "onnxruntime" (it exports the biLM to ONNX)')
+    hold_bilm(model, read_bilm(model))
+
+
+def hold_bilm(model: Model, bilm: Any) -> None:
+    """Export `bilm` (a float32 torch biLM on the CPU) to ONNX in the model's compute dtype
+    (int8: quantized) and run that graph in the model."""
     from ..onnx.export import export_onnx
 
     settings: "ElmoModelSettings" = model.attrs["settings"]
-    bilm = read_bilm(model)
     with tempfile.TemporaryDirectory(prefix="spacy-elmo-") as folder:
         try:
             path = export_onnx(bilm, Path(folder) / "bilm.onnx", opset=DEFAULT_OPSET, int8=settings.compute_dtype == "int8")
         except SpacyElmoError as err:
             raise type(err)(f"elmo model: {err}") from err
         graph = path.read_bytes()
+    hold_graph(model, graph, DEFAULT_OPSET)
+
+
+def hold_graph(model: Model, graph: bytes, opset: int) -> None:
+    """Run `graph` (the bytes of a biLM graph in the model's compute dtype, written with `opset`)
+    in the model, and set the model's sizes from it."""
+    from ..about import __version__
+
+    settings: "ElmoModelSettings" = model.attrs["settings"]
     shim: OnnxShim = model.shims[0]
-    shim.hold(graph, {"compute_dtype": settings.compute_dtype, "opset": DEFAULT_OPSET, "written_by": f"spacy-elmo {__version__}"})
+    shim.hold(graph, {"compute_dtype": settings.compute_dtype, "opset": opset, "written_by": f"spacy-elmo {__version__}"})
     set_sizes(model, shim.runner())
 
 

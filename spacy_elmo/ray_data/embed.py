@@ -1,24 +1,16 @@
 """`embed_dataset`: the biLM layers of each row of a Ray Dataset, computed in an actor pool."""
 import dataclasses
-import warnings
-from typing import Any, Dict, List, Optional
+from typing import Any, List, Optional
 
 import numpy as np
 import pyarrow as pa
 import ray
 
 from ..errors import SpacyElmoError
-from ..line_embedder import EmbedSettings
+from ..embed.settings import EmbedSettings
 from ..runtime import set_threads
 from .output import vector_columns
 from .resources import actor_options, threads_for
-
-# The keywords `embed_dataset` took before `EmbedSettings` (deprecated): the settings field
-# each one sets, and the model settings' field where it is the model's.
-_OLD_KEYWORDS = {"tokenize": "tokenize", "lang": "lang", "sentences": "sentences", "layers": "layers",
-                 "mix_weights": "mix_weights", "mix_gamma": "mix_gamma", "dtype": "storage_dtype"}  # fmt: skip
-_OLD_MODEL_KEYWORDS = {"model": "bilm", "options": "options", "model_dtype": "compute_dtype", "device": "device",
-                       "batch_size": "batch_size", "max_tokens": "max_tokens"}  # fmt: skip
 
 
 class EmbedRows:
@@ -30,7 +22,7 @@ class EmbedRows:
     """
 
     def __init__(self, settings: EmbedSettings, text_column: str, threads: int) -> None:
-        from ..line_embedder import LineEmbedder
+        from ..embed.lines import LineEmbedder
 
         set_threads(threads)
         self.text_column = text_column
@@ -69,7 +61,6 @@ def embed_dataset(
     concurrency: int = 1,
     num_cpus: float = 1,
     num_gpus: float = 0,
-    **old_keywords: Any,
 ) -> "ray.data.Dataset":
     """Add each row's tokens and biLM layers, computed by `concurrency` actors.
 
@@ -83,12 +74,9 @@ def embed_dataset(
         the bundled biLM, all layers, float32); its model's device "auto" means CUDA when
         `num_gpus` > 0.
     text_column (str): the column holding each row's text.
-    old_keywords: the keywords of earlier versions (model, options, tokenize, lang, sentences,
-        layers, mix_weights, mix_gamma, dtype = storage, model_dtype = compute, device,
-        batch_size, max_tokens), deprecated.
     RETURNS (ray.data.Dataset): the rows with "problem", "tokens", "shape", "dtype", "vectors".
     """
-    settings = settings_with_old_keywords(settings or EmbedSettings(), old_keywords)
+    settings = settings or EmbedSettings()
     if settings.model.device == "auto" and num_gpus > 0:
         settings = dataclasses.replace(settings, model=dataclasses.replace(settings.model, device="cuda"))
     return ds.map_batches(
@@ -99,24 +87,6 @@ def embed_dataset(
         zero_copy_batch=True,
         **actor_options(concurrency, num_cpus, num_gpus),
     )
-
-
-def settings_with_old_keywords(settings: EmbedSettings, keywords: Dict[str, Any]) -> EmbedSettings:
-    """`settings` with the deprecated keywords of earlier versions applied (and a warning)."""
-    unknown = sorted(set(keywords) - set(_OLD_KEYWORDS) - set(_OLD_MODEL_KEYWORDS))
-    if unknown:
-        raise TypeError(f"embed_dataset() got unexpected keyword arguments: {', '.join(unknown)}")
-    if not keywords:
-        return settings
-    warnings.warn(
-        f"embed_dataset: the keywords {', '.join(sorted(keywords))} are deprecated; pass settings=EmbedSettings(...)",
-        DeprecationWarning,
-        stacklevel=3,
-    )
-    model = {_OLD_MODEL_KEYWORDS[key]: value for key, value in keywords.items() if key in _OLD_MODEL_KEYWORDS}
-    rest = {_OLD_KEYWORDS[key]: value for key, value in keywords.items() if key in _OLD_KEYWORDS}
-    model_settings = dataclasses.replace(settings.model, **model) if model else settings.model
-    return dataclasses.replace(settings, model=model_settings, **rest)
 
 
 def _problem(text: Any) -> Optional[str]:

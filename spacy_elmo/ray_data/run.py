@@ -1,7 +1,7 @@
 """`embed --engine ray`: input files through `embed_dataset` into a Parquet folder.
 
 What can be checked before Ray starts is checked first (the pool's size, the inputs, the
-model's name or path, and, in `EmbedSettings`, the language and layers), so that a mistake is
+model's name or path, and, in `EmbedSettings`, the language and layer), so that a mistake is
 one line within a second, not after Ray's start; a run that fails leaves no output folder.
 """
 import logging
@@ -18,8 +18,9 @@ from ray.exceptions import RayError
 
 from ..bilm.loading import check_model_source
 from ..errors import SpacyElmoError
-from ..line_embedder import EmbedSettings, nothing_to_embed
-from .embed import embed_dataset, settings_with_old_keywords
+from ..embed.lines import nothing_to_embed
+from ..embed.settings import EmbedSettings
+from .embed import embed_dataset
 from .inputs import DEFAULT_BLOCK_ROWS, expand_paths, read_inputs
 from .output import summarize
 from .resources import check_pool
@@ -78,17 +79,15 @@ def embed_files(
     gpus_per_worker: float = 0,
     text_column: str = "text",
     block_rows: int = DEFAULT_BLOCK_ROWS,
-    **old_keywords: Any,
 ) -> Dict[str, Any]:
     """Embed every row of `inputs` into Parquet files under `output` (a new folder).
 
     settings (Optional[EmbedSettings]): as for `embed_dataset` (default: the bundled biLM).
     block_rows (int): rows per block, the unit of work a worker takes (and of retry after a
         failure) and of the Parquet files written; fewer, larger blocks cost less overhead.
-    old_keywords: `embed_dataset`'s keywords of earlier versions, deprecated.
     RETURNS (Dict[str, Any]): rows, tokens, seconds and the rows with a problem (source, line, problem).
     """
-    settings = settings_with_old_keywords(settings or EmbedSettings(), old_keywords)
+    settings = settings or EmbedSettings()
     local_output = "://" not in output
     if local_output and os.path.exists(output):
         raise SpacyElmoError(f"the output folder {output} already exists; name a new folder")

@@ -2,7 +2,6 @@
 
 import copy
 import json
-import warnings
 from typing import Any, Dict, Iterable, List
 
 from ..bilm.published import ARCHITECTURES
@@ -55,12 +54,6 @@ def preset_architecture(name: str) -> Dict[str, Any]:
     if name not in PRESETS:
         raise TrainingSetupError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
     return copy.deepcopy(PRESETS[name])
-
-
-def preset_options(name: str) -> Dict[str, Any]:
-    """The old name of `preset_architecture` (deprecated)."""
-    warnings.warn("preset_options is deprecated; use preset_architecture", DeprecationWarning, stacklevel=2)
-    return preset_architecture(name)
 
 
 def parse_overrides(assignments: Iterable[str]) -> Dict[str, Any]:

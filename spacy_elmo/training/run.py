@@ -15,7 +15,6 @@ import torch
 from ..bilm import BiLM, BiLMConfig, load_bilm
 from ..bilm.loading import resolve_model_path
 from ..bilm.vocab_file import VOCAB_FILE
-from ..deprecation import renamed
 from ..errors import SpacyElmoError
 from .checkpoint import latest_checkpoint, read_checkpoint
 from .corpus import CorpusStats, TextCorpus, make_tokenizer
@@ -40,20 +39,17 @@ def pretrain(
     export: bool = False,
     device: str = "auto",
     show_progress: bool = True,
-    *,
-    options: Optional[Dict[str, Any]] = None,
 ) -> PretrainResult:
     """Train a biLM from raw text into `output_dir` (which must not hold a run yet).
 
     architecture (Optional[Dict]): the biLM's architecture (original options.json schema); not
-        with `init`. `options` is its old name (deprecated).
+        with `init`.
     init (Optional[Path]): a bundled model's name, a native model folder or original hdf5 weights
         to fine-tune.
     init_options (Optional[Path]): the options.json of original hdf5 weights.
     vocab_path (Optional[Path]): a softmax vocabulary file instead of one built from the text.
     export (bool): also write the model in the original format (options.json + hdf5).
     """
-    architecture = renamed("pretrain", "options", "architecture", options, architecture)
     settings = settings or TrainingSettings()
     output_dir = Path(output_dir)
     if (architecture is None) == (init is None):

@@ -1,7 +1,6 @@
 """Hyper-parameters and budgets of a pretraining run, with the bilm-tf recipe as defaults."""
 
-import warnings
-from dataclasses import InitVar, asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields
 from typing import Any, Dict, Optional
 
 from ..runtime import COMPUTE_DTYPES, STORAGE_DTYPES
@@ -9,8 +8,8 @@ from .corpus import DEFAULT_MAX_LINE_CHARS
 from .errors import TrainingSetupError
 
 OPTIMIZERS = ("adagrad", "adam", "sgd")
-# Names of settings in run.json files of earlier versions.
-RENAMED = {
+# Spellings of settings that 0.3.0 removed, for the error naming the new one (they are not read).
+REMOVED = {
     "max_tokens": "token_budget",
     "n_negative_samples": "negatives",
     "n_epochs": "epochs",
@@ -44,7 +43,6 @@ class TrainingSettings:
     `storage_dtype` is the type the final model is saved in (checkpoints keep float32).
     `compile` runs the element-wise part of each LSTM step as fused loops made by `torch.compile`
     (the same maths, faster; it costs a compilation at the start).
-    `precision` and `model_dtype` are the old names of `compute_dtype` and `storage_dtype` (deprecated).
 
     A run stops at the first budget reached: `epochs` over the data, `max_steps`, `token_budget`
     (all processes together), or `max_time` seconds of this invocation.
@@ -75,14 +73,8 @@ class TrainingSettings:
     keep_checkpoints: int = 2
     storage_dtype: str = "float32"
     compile: bool = False
-    precision: InitVar[Optional[str]] = None
-    model_dtype: InitVar[Optional[str]] = None
 
-    def __post_init__(self, precision: Optional[str], model_dtype: Optional[str]) -> None:
-        for old, new, value in (("precision", "compute_dtype", precision), ("model_dtype", "storage_dtype", model_dtype)):
-            if value is not None:
-                warnings.warn(f"TrainingSettings: {old} is deprecated; use {new}", DeprecationWarning, stacklevel=3)
-                setattr(self, new, value)
+    def __post_init__(self) -> None:
         if self.optimizer not in OPTIMIZERS:
             raise TrainingSetupError(
                 f"unknown optimizer {self.optimizer!r}; choose one of {', '.join(OPTIMIZERS)}"
@@ -123,13 +115,9 @@ class TrainingSettings:
 
     @classmethod
     def from_dict(cls, data: Dict[str, Any]) -> "TrainingSettings":
-        data = {RENAMED.get(key, key): value for key, value in data.items()}
         known = {f.name for f in fields(cls)}
-        unknown = set(data) - known
+        unknown = sorted(set(data) - known)
         if unknown:
-            raise TrainingSetupError(f"unknown training settings: {', '.join(sorted(unknown))}")
+            names = ", ".join(f"{key} (now {REMOVED[key]})" if key in REMOVED else key for key in unknown)
+            raise TrainingSetupError(f"unknown training settings: {names}")
         return cls(**data)
-
-
-# Reading an old name is an error, not the InitVar's default.
-del TrainingSettings.precision, TrainingSettings.model_dtype

@@ -49,8 +49,9 @@ def test_float16_softmax_storage_keeps_embeddings_exact(tmp_path):
     bilm = random_bilm()
     bilm.set_softmax(["<S>", "</S>", "<UNK>", "a", "b"])
     save_bilm(bilm, tmp_path / "full")
-    with pytest.warns(DeprecationWarning, match="save_bilm: dtype is deprecated; use storage_dtype"):
-        save_bilm(bilm, tmp_path / "mixed", dtype="float16-softmax")  # the old keyword still works
+    save_bilm(bilm, tmp_path / "mixed", storage_dtype="float16-softmax")
+    with pytest.raises(TypeError, match="dtype"):
+        save_bilm(bilm, tmp_path / "old", dtype="float16")  # the name removed in 0.3.0
     loaded = load_bilm(tmp_path / "mixed")
     assert_same_outputs(bilm, loaded, atol=0.0)
     softmax = bilm.softmax.weight.detach()

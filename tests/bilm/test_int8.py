@@ -226,11 +226,11 @@ def test_embed_dtype_int8_local(allennlp_model_files, tmp_path):
     source.write_text("\n".join(LINES) + "\n", encoding="utf8")
     args = ["--model", str(weights), "--options", str(options), "--tokenize", "whitespace", "--threads", "1", "--device", "cpu"]
     for dtype in ("float32", "int8"):
-        result = CliRunner().invoke(app, ["embed", str(source), "-o", str(tmp_path / f"{dtype}.hdf5"), "--dtype", dtype, *args])
+        result = CliRunner().invoke(app, ["embed", str(source), "-o", str(tmp_path / f"{dtype}.hdf5"), "--compute-dtype", dtype, *args])
         assert result.exit_code == 0, result.output
     with h5py.File(tmp_path / "float32.hdf5", "r") as f32, h5py.File(tmp_path / "int8.hdf5", "r") as i8:
         assert_close_per_layer([f32[str(i)][()] for i in range(3)], [i8[str(i)][()] for i in range(3)])
-    refused = CliRunner().invoke(app, ["embed", str(source), "-o", str(tmp_path / "x.hdf5"), "--dtype", "int8", "--device", "cuda", *args[:-2]])
+    refused = CliRunner().invoke(app, ["embed", str(source), "-o", str(tmp_path / "x.hdf5"), "--compute-dtype", "int8", "--device", "cuda", *args[:-2]])
     assert refused.exit_code == 1 and "error:" in refused.output
 
 
@@ -242,12 +242,12 @@ def test_embed_dtype_int8_with_ray(allennlp_model_files, tmp_path):
     source = tmp_path / "input.txt"
     source.write_text("\n".join(LINES) + "\n", encoding="utf8")
     model = ["--model", str(weights), "--options", str(options), "--tokenize", "whitespace"]
-    local = CliRunner().invoke(app, ["embed", str(source), "-o", str(tmp_path / "int8.hdf5"), "--dtype", "int8", "--device", "cpu", *model])
+    local = CliRunner().invoke(app, ["embed", str(source), "-o", str(tmp_path / "int8.hdf5"), "--compute-dtype", "int8", "--device", "cpu", *model])
     assert local.exit_code == 0, local.output
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
     try:
         ray.data.DataContext.get_current().enable_progress_bars = False
-        args = ["embed", str(source), "-o", str(tmp_path / "out"), "--engine", "ray", "--dtype", "int8", "--device", "cpu"]
+        args = ["embed", str(source), "-o", str(tmp_path / "out"), "--engine", "ray", "--compute-dtype", "int8", "--device", "cpu"]
         result = CliRunner().invoke(app, args + model)
     finally:
         ray.shutdown()

@@ -102,23 +102,6 @@ def test_embed_refuses_what_the_engine_cannot_do(allennlp_model_files, tmp_path,
     assert result.exit_code == 1 and message in result.output
 
 
-def test_the_writer_keeps_allennlps_options(tmp_path):
-    from spacy_elmo.embedding_file import write_embedding_file
-    from spacy_elmo.errors import SpacyElmoError
-
-    layers = np.arange(3 * 2 * 4, dtype=np.float32).reshape(3, 2, 4)
-    assert write_embedding_file(tmp_path / "top.hdf5", [("a b", layers)], layers="top", forget_sentences=True) == 1
-    with h5py.File(tmp_path / "top.hdf5", "r") as handle:
-        assert sorted(handle) == ["0"]
-        np.testing.assert_array_equal(handle["0"][()], layers[-1])
-    write_embedding_file(tmp_path / "keys.hdf5", [("a b", layers)], layers="average", use_sentence_keys=True)
-    with h5py.File(tmp_path / "keys.hdf5", "r") as handle:
-        assert sorted(handle) == ["a b"]
-        np.testing.assert_allclose(handle["a b"][()], layers.mean(axis=0))
-    with pytest.raises(SpacyElmoError, match="twice"):
-        write_embedding_file(tmp_path / "twice.hdf5", [("a b", layers), ("a b", layers)], use_sentence_keys=True)
-
-
 def test_embed_refuses_to_overwrite_an_hdf5_file_unless_told(allennlp_model_files, tmp_path):
     source = tmp_path / "input.txt"
     source.write_text("a b\n", encoding="utf8")
@@ -145,37 +128,11 @@ def test_the_local_engine_writes_one_layer_as_allennlps_top(allennlp_model_files
     weights, options = allennlp_model_files
     source = tmp_path / "input.txt"
     source.write_text("The cat sat .\n", encoding="utf8")
-    result = embed(source, tmp_path / "top.hdf5", allennlp_model_files, "--tokenize", "whitespace", "--layers", "top")
+    result = embed(source, tmp_path / "top.hdf5", allennlp_model_files, "--tokenize", "whitespace", "--layer", "top")
     assert result.exit_code == 0, result.output
     expected = load_bilm(weights, options=options).embed_sentences([LINES[0].split()])[0][-1]
     with h5py.File(tmp_path / "top.hdf5", "r") as handle:
         np.testing.assert_allclose(handle["0"][()], expected, rtol=1e-6, atol=1e-6)
-
-
-def test_the_old_option_names_are_aliases(allennlp_model_files, tmp_path):
-    source = tmp_path / "input.txt"
-    source.write_text("a b\n", encoding="utf8")
-    result = embed(source, tmp_path / "out.hdf5", allennlp_model_files, "--dtype", "bf16")
-    assert result.exit_code == 0, result.output
-    result = embed(source, tmp_path / "f16.hdf5", allennlp_model_files, "--storage", "float16")
-    assert result.exit_code == 1 and "--storage-dtype float16 is for the ray engine" in result.output
-
-
-@pytest.mark.parametrize("fault", [KeyboardInterrupt, OSError])
-def test_an_interrupted_or_failed_write_leaves_nothing(tmp_path, fault):
-    from spacy_elmo.embedding_file import write_embedding_file
-
-    layers = np.zeros((3, 2, 4), dtype=np.float32)
-
-    def items():
-        yield "a b", layers
-        raise fault("stopped")  # Ctrl-C, or the disk full, after one row
-
-    with pytest.raises(fault):
-        write_embedding_file(tmp_path / "out.hdf5", items())
-    assert list(tmp_path.iterdir()) == []  # neither the file nor its temporary twin
-    assert write_embedding_file(tmp_path / "out.hdf5", [("a b", layers)]) == 1  # so a rerun is not "already exists"
-    assert [p.name for p in tmp_path.iterdir()] == ["out.hdf5"]
 
 
 def test_ctrl_c_is_one_line(allennlp_model_files, tmp_path, monkeypatch):
@@ -185,7 +142,7 @@ def test_ctrl_c_is_one_line(allennlp_model_files, tmp_path, monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("spacy_elmo.local_embed.embed_file", interrupted)
+    monkeypatch.setattr("spacy_elmo.embed.local.embed_file", interrupted)
     result = embed(source, tmp_path / "out.hdf5", allennlp_model_files)
     assert result.exit_code == 130
     assert result.output.strip() == f"interrupted: nothing written to {tmp_path / 'out.hdf5'}"

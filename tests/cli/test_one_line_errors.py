@@ -8,6 +8,7 @@ from spacy_elmo import load_bilm
 from spacy_elmo.bilm.errors import ModelFormatError
 from spacy_elmo.bilm.loading import BUNDLED_DIR
 from spacy_elmo.cli.main import app
+from spacy_elmo.cli.removed_options import REMOVED_OPTIONS
 
 runner = CliRunner()
 
@@ -58,3 +59,11 @@ def test_a_model_folder_without_its_vocabulary_still_embeds(tmp_path):
     reference = load_bilm("en_base")
     reference.drop_softmax()
     assert (bilm.embed_sentences([["a", "b"]])[0] == reference.embed_sentences([["a", "b"]])[0]).all()
+
+
+@pytest.mark.parametrize("command, old, new", [(c, o, n) for c, names in REMOVED_OPTIONS.items() for o, n in names.items()])
+def test_a_removed_option_names_its_new_spelling(tmp_path, command, old, new):
+    for arg in ([old, "x"], [f"{old}=x"]):
+        result = runner.invoke(app, [command, str(tmp_path / "in"), str(tmp_path / "out"), *arg])
+        assert result.exit_code == 2
+        assert result.output.strip().splitlines() == [f"error: {old} is now {new}"]

@@ -6,19 +6,19 @@ from thinc.api import NumpyOps
 
 from spacy_elmo.architectures import build_elmo_listener_v1
 from spacy_elmo.layers.listener import ElmoListener
-from spacy_elmo.layers.scalar_mix import ScalarMix
+from spacy_elmo.layers.layer_mix import LayerMix
 from spacy_elmo.pipeline.extensions import install_extensions
 
 
 def mix_with(weights, gamma):
-    model = ScalarMix()
+    model = LayerMix()
     model.initialize(X=[np.zeros((3, 1, 4), dtype=np.float32)])
     model.set_param("W", np.asarray(weights, dtype=np.float32))
     model.set_param("gamma", np.asarray([gamma], dtype=np.float32))
     return model
 
 
-def test_scalar_mix_forward_and_gradients_match_finite_differences():
+def test_layer_mix_forward_and_gradients_match_finite_differences():
     rng = np.random.default_rng(0)
     X = [rng.normal(size=(3, n, 4)).astype(np.float32) for n in (2, 0, 3)]
     dY = [rng.normal(size=(n, 4)).astype(np.float32) for n in (2, 0, 3)]

@@ -9,7 +9,8 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed")
 from ray.cluster_utils import Cluster  # noqa: E402
 
 from spacy_elmo.layers.elmo_model import ElmoModelSettings  # noqa: E402
-from spacy_elmo.line_embedder import EmbedSettings, LineEmbedder  # noqa: E402
+from spacy_elmo.embed.lines import LineEmbedder  # noqa: E402
+from spacy_elmo.embed.settings import EmbedSettings  # noqa: E402
 from spacy_elmo.ray_data import embed_dataset  # noqa: E402
 from spacy_elmo.ray_data.inputs import read_inputs  # noqa: E402
 from spacy_elmo.ray_data.output import to_array  # noqa: E402

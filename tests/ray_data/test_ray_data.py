@@ -18,7 +18,8 @@ pq = pytest.importorskip("pyarrow.parquet")
 from spacy_elmo.cli.app import app  # noqa: E402
 from spacy_elmo.cli.main import main  # noqa: E402,F401  (registers the commands)
 from spacy_elmo.layers.elmo_model import ElmoModelSettings  # noqa: E402
-from spacy_elmo.line_embedder import EmbedSettings, LineEmbedder  # noqa: E402
+from spacy_elmo.embed.lines import LineEmbedder  # noqa: E402
+from spacy_elmo.embed.settings import EmbedSettings  # noqa: E402
 from spacy_elmo.ray_data import embed_dataset, embed_files, pipe_dataset, read_embeddings  # noqa: E402
 
 FIRST = ["The cat sat on the mat.", "A second line, with more words.", "The cat sat on the mat."]
@@ -100,7 +101,7 @@ def test_bad_rows_are_kept_and_counted_with_their_source_and_line(allennlp_model
 
 def test_embed_dataset_keeps_columns_and_selects_layers(allennlp_model_files):
     ds = ray.data.from_items([{"id": 7, "text": "The cat sat ."}, {"id": 8, "text": ""}])
-    out = embed_dataset(ds, embed_settings(allennlp_model_files, tokenize="whitespace", layers="average", storage_dtype="float16"))
+    out = embed_dataset(ds, embed_settings(allennlp_model_files, tokenize="whitespace", layer="average", storage_dtype="float16"))
     rows = sorted(out.take_all(), key=lambda row: row["id"])
     assert [row["problem"] for row in rows] == [None, "empty"]
     embedder = LineEmbedder(embed_settings(allennlp_model_files, tokenize="whitespace"))
@@ -171,7 +172,7 @@ def test_a_failed_run_says_one_line_and_leaves_no_folder_to_block_the_next(allen
         (["--cpus-per-worker", "0"], "each worker needs some CPU"),
         (["--model", "nope.hdf5"], "nope.hdf5: no such file or folder"),
         (["--lang", "english"], "spaCy has no language 'english'"),
-        (["--layers", "middle"], "unknown 'layers' 'middle'"),
+        (["--layer", "middle"], "unknown 'layer' 'middle'"),
     ],
 )
 def test_what_can_be_checked_is_checked_before_ray_starts(allennlp_model_files, tmp_path, monkeypatch, extra, message):
@@ -225,17 +226,14 @@ def test_rays_notices_are_quieted_only_for_the_start_and_a_users_setting_wins(mo
         assert os.environ["RAY_BACKEND_LOG_LEVEL"] == "info"
 
 
-def test_the_old_names_still_work_with_a_warning(allennlp_model_files, tmp_path):
-    import spacy_elmo.distributed
-
-    weights, options = allennlp_model_files
-    with pytest.warns(DeprecationWarning, match="spacy_elmo.ray_data"):
-        assert spacy_elmo.distributed.embed_files is embed_files
+def test_the_names_removed_in_0_3_are_gone(tmp_path):
+    with pytest.raises(ImportError):
+        import spacy_elmo.distributed  # noqa: F401  (now spacy_elmo.ray_data)
     ds = ray.data.from_items([{"text": "The cat sat ."}])
-    with pytest.warns(DeprecationWarning, match="dtype, layers, model, model_dtype, options"):
-        out = embed_dataset(ds, model=str(weights), options=str(options), layers="top", dtype="float16", model_dtype="float32")
-    (row,) = out.take_all()
-    assert row["dtype"] == "float16" and row["shape"] == [1, 4, 32]
+    with pytest.raises(TypeError, match="model"):
+        embed_dataset(ds, model="en_base_v2")
+    with pytest.raises(TypeError, match="layers"):
+        embed_files([str(tmp_path / "in.txt")], str(tmp_path / "out"), layers="top")
 
 
 @pytest.mark.slow
@@ -326,5 +324,5 @@ def test_the_core_package_and_the_cli_do_not_import_ray():
     import subprocess
     import sys
 
-    code = "import sys, spacy_elmo, spacy_elmo.cli.main, spacy_elmo.line_embedder; print('ray' in sys.modules)"
+    code = "import sys, spacy_elmo, spacy_elmo.cli.main, spacy_elmo.embed.lines, spacy_elmo.embed.local; print('ray' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"

@@ -225,7 +225,7 @@ def test_pretrain_and_evaluate_commands(tmp_path):
         3,
         "--max-vocab-size",
         8,
-        "--model-dtype",  # the old name of --storage-dtype
+        "--storage-dtype",
         "float16",
         "--quiet",
     )
@@ -246,20 +246,19 @@ def test_pretrain_and_evaluate_commands(tmp_path):
     assert "steps 5" in result.output
 
 
-def test_the_settings_old_dtype_names_still_work_with_a_warning():
-    with pytest.warns(DeprecationWarning, match="precision is deprecated; use compute_dtype"):
-        settings = TrainingSettings(precision="bf16", storage_dtype="float16")
-    assert settings.compute_dtype == "bfloat16" and "precision" not in settings.to_dict()
-    with pytest.raises(AttributeError):
-        settings.precision
+def test_the_removed_setting_names_are_refused_naming_the_new_ones():
+    with pytest.raises(TypeError, match="precision"):
+        TrainingSettings(precision="bf16")
     earlier_run = {**TrainingSettings().to_dict(), "precision": "bf16", "model_dtype": "float16"}
     del earlier_run["compute_dtype"], earlier_run["storage_dtype"]
-    restored = TrainingSettings.from_dict(earlier_run)
-    assert (restored.compute_dtype, restored.storage_dtype) == ("bfloat16", "float16")
-    from spacy_elmo.training.presets import preset_options
+    with pytest.raises(TrainingSetupError) as error:
+        TrainingSettings.from_dict(earlier_run)
+    assert str(error.value) == "unknown training settings: model_dtype (now storage_dtype), precision (now compute_dtype)"
+    with pytest.raises(TypeError, match="options"):
+        pretrain(Path("unused"), [], options=preset_architecture("tiny"))
+    import spacy_elmo.training.presets as presets
 
-    with pytest.warns(DeprecationWarning, match="use preset_architecture"):
-        assert preset_options("tiny") == preset_architecture("tiny")
+    assert not hasattr(presets, "preset_options")
 
 
 @pytest.mark.parametrize(

@@ -1,14 +1,15 @@
 """The local engine of `embed`: one process, one UTF-8 text file, one hdf5 file in AllenNLP's
-layout (`embedding_file.py`). The Ray engine, for many files and machines, is `ray_data/`."""
+layout (`hdf5_file.py`). The Ray engine, for many files and machines, is `spacy_elmo.ray_data`."""
 import time
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .errors import SpacyElmoError
-from .line_embedder import EmbedSettings, LineEmbedder, nothing_to_embed
-from .runtime import set_threads
+from ..errors import SpacyElmoError
+from ..runtime import set_threads
+from .lines import LineEmbedder, nothing_to_embed
+from .settings import EmbedSettings
 
 
 def embed_file(
@@ -27,7 +28,7 @@ def embed_file(
     overwrite (bool): replace an existing `output`; without it, an existing file is an error.
     RETURNS (Dict[str, Any]): "rows", "tokens", "seconds" and "problems" (none: blank lines are refused).
     """
-    from .embedding_file import check_lines, write_embedding_file
+    from .hdf5_file import check_lines, write_embedding_file
 
     start = time.perf_counter()
     if not input_path.is_file():
@@ -76,5 +77,5 @@ def read_lines(path: Path) -> List[str]:
 
 def _counted(items: Iterator[Tuple[str, np.ndarray]], tokens: List[int]) -> Iterator[Tuple[str, np.ndarray]]:
     for line, layers in items:
-        tokens[0] += layers.shape[1]
+        tokens[0] += layers.shape[-2]  # (n_layers, n_tokens, width) or one layer (n_tokens, width)
         yield line, layers

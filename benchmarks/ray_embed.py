@@ -7,9 +7,9 @@ Each configuration runs in a fresh process: the local engine (one process, Allen
 file written (ray); "steady" counts the rows after it over the time until the last row is out
 (the output file closed; for ray, the last Parquet file complete, before Ray shuts down).
 
-    python benchmarks/distributed_embed.py --corpus ../shared/data/corpus/heldout.txt.gz --lines 2000
-    python benchmarks/distributed_embed.py --record   # append to results/distributed_embed.jsonl
-    python benchmarks/distributed_embed.py --gpu      # the GPU path: local on cuda vs ray, 1 worker x 1 GPU, bfloat16
+    python benchmarks/ray_embed.py --corpus ../shared/data/corpus/heldout.txt.gz --lines 2000
+    python benchmarks/ray_embed.py --record   # append to results/ray_embed.jsonl
+    python benchmarks/ray_embed.py --gpu      # the GPU path: local on cuda vs ray, 1 worker x 1 GPU, bfloat16
 """
 import json
 import os
@@ -24,7 +24,7 @@ from typing import Dict, List, Tuple
 import typer
 from bilm_speed import DEFAULT_CORPUS, memory_bytes, read_lines
 
-RESULTS = Path(__file__).resolve().parent / "results" / "distributed_embed.jsonl"
+RESULTS = Path(__file__).resolve().parent / "results" / "ray_embed.jsonl"
 CONFIGURATIONS = [("local", 1), ("local", 2), ("ray", 1), ("ray", 2)]
 GPU_CONFIGURATIONS = [("local", 1), ("ray", 1)]
 GPU_SETTINGS = {"device": "cuda", "compute_dtype": "bfloat16"}
@@ -72,11 +72,12 @@ def main(
 
 
 def run_local(text: Path, model: str, threads: int, gpu: bool) -> Dict[str, float]:
-    """The local engine's code path (`local_embed.py`), timed."""
-    from spacy_elmo.embedding_file import write_embedding_file
+    """The local engine's code path (`spacy_elmo/embed/local.py`), timed."""
+    from spacy_elmo.embed.hdf5_file import write_embedding_file
     from spacy_elmo.layers.elmo_model import ElmoModelSettings
-    from spacy_elmo.line_embedder import EmbedSettings, LineEmbedder
-    from spacy_elmo.local_embed import embedded_lines, read_lines as read_text
+    from spacy_elmo.embed.lines import LineEmbedder
+    from spacy_elmo.embed.local import embedded_lines, read_lines as read_text
+    from spacy_elmo.embed.settings import EmbedSettings
     from spacy_elmo.runtime import set_threads
 
     set_threads(threads)

@@ -3,20 +3,19 @@
 The layout, as `allennlp.commands.elmo.ElmoEmbedder.embed_file` writes it:
 
 - dataset "i" (i = 0, 1, ... the index of the line) holds line i's vectors, float32: all layers
-  (n_layers, n_tokens, width), or one layer or their "average" (n_tokens, width);
+  (n_layers, n_tokens, width), or one layer or their "average" (n_tokens, width), as the caller
+  chose them (the writer only writes);
 - dataset "sentence_to_index" holds one JSON string mapping each line's text to its index as a
   string; a line that occurs more than once maps to its last index;
 - lines are stripped, and a blank line is an error (it would have no vectors to hold).
 """
 import json
-import warnings
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterable, List, Sequence, Tuple, Union
 
 import numpy as np
 
-from .errors import ConfigError, SpacyElmoError
-from .layer_choice import ALL_LAYERS, LayerChoice, check_layer_choice, layer_coefficients, select_layers
+from ..errors import SpacyElmoError
 
 INDEX_DATASET = "sentence_to_index"
 
@@ -36,47 +35,33 @@ def write_embedding_file(
     path: Union[str, Path],
     items: Iterable[Tuple[str, np.ndarray]],
     *,
-    layers: LayerChoice = ALL_LAYERS,
     forget_sentences: bool = False,
     use_sentence_keys: bool = False,
-    output_format: Optional[str] = None,
 ) -> int:
     """Write (line, layers) pairs, in line order, in AllenNLP's layout; returns how many.
 
     path (Union[str, Path]): the hdf5 file to create (overwritten). It is written under a temporary
         name beside it and renamed when complete; on an error or interruption nothing is left.
-    items (Iterable[Tuple[str, np.ndarray]]): each stripped line and its layers (n_layers, n_tokens, width).
-    layers (Union[int, str]): "all" layers, or one (an index, "top") or their "average" (see
-        `layer_choice.py`).
+    items (Iterable[Tuple[str, np.ndarray]]): each stripped line and its vectors, written as they
+        are: all layers (n_layers, n_tokens, width) or the chosen one (n_tokens, width).
     forget_sentences (bool): leave out "sentence_to_index".
     use_sentence_keys (bool): name each dataset by its line instead of its index (no index then);
         a repeated line is an error.
-    output_format (Optional[str]): the old name of `layers` (deprecated).
     """
     import h5py
 
-    if output_format is not None:
-        warnings.warn("write_embedding_file: output_format is deprecated; use layers", DeprecationWarning, stacklevel=2)
-        layers = output_format
-    try:
-        check_layer_choice(layers, allow_all=True, name="layers")
-    except ConfigError as err:
-        raise SpacyElmoError(str(err)) from None
     index: Dict[str, str] = {}
     count = 0
-    coefficients = None
     path = Path(path)
     partial = path.with_name(f".{path.name}.partial")  # renamed to `path` only once complete
     try:
         with h5py.File(partial, "w") as out:
-            for count, (line, all_layers) in enumerate(items, 1):
+            for count, (line, vectors) in enumerate(items, 1):
                 key = line if use_sentence_keys else str(count - 1)
                 if use_sentence_keys and key in out:
                     raise SpacyElmoError(f"{line!r} is in the input twice; without use_sentence_keys repeated lines are fine")
-                if coefficients is None and layers != ALL_LAYERS:
-                    coefficients = layer_coefficients(layers, all_layers.shape[0], name="layers")
                 index[line] = key
-                out.create_dataset(key, dtype="float32", data=select_layers(all_layers, coefficients))
+                out.create_dataset(key, dtype="float32", data=vectors)
             if not forget_sentences and not use_sentence_keys:
                 out.create_dataset(INDEX_DATASET, (1,), dtype=h5py.string_dtype(), data=[json.dumps(index)])
         partial.replace(path)

@@ -1,5 +1,7 @@
-"""ELMo's learned layer mix as a thinc layer: γ · Σ_j softmax(w)_j · h_j (Peters et al. 2018, eq. 1),
-and the mixes a trained pipeline learned."""
+"""ELMo's learned layer mix as a thinc layer, `LayerMix`: γ · Σ_j softmax(w)_j · h_j (Peters et
+al. 2018, eq. 1), and the mixes a trained pipeline learned. Registered as `spacy-elmo.ScalarMix.v1`
+(the name saved configs use); AllenNLP's torch module of the same maths is
+`spacy_elmo.allennlp.ScalarMix`."""
 from typing import Callable, Dict, List, Optional, Tuple
 
 from spacy.language import Language
@@ -8,10 +10,11 @@ from thinc.types import Floats2d, Floats3d
 
 from ..mixing import mix_layers, softmax
 
+# The thinc node's name: saved pipelines carry it, and `learned_mixes` finds the mix by it.
 NAME = "elmo_scalar_mix"
 
 
-def ScalarMix() -> Model[List[Floats3d], List[Floats2d]]:
+def LayerMix() -> Model[List[Floats3d], List[Floats2d]]:
     """Mix the layers (n_layers, n_tokens, width) of each doc into (n_tokens, width).
 
     Parameters: `W` (n_layers,), the pre-softmax weights, initialised to 0 (equal weights),
