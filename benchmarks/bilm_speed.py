@@ -66,11 +66,11 @@ def read_sentences(corpus: Path, n: int) -> List[List[str]]:
 def write_random_weights(size: str, folder: Path) -> None:
     import torch
 
-    from spacy_elmo.bilm import BiLM, BiLMConfig, export_original
+    from spacy_elmo.bilm import BiLM, BiLMArchitecture, export_original
     from spacy_elmo.training.presets import preset_architecture
 
     torch.manual_seed(0)
-    config = BiLMConfig.from_options(preset_architecture(size))
+    config = BiLMArchitecture.from_options_json(preset_architecture(size))
     bilm = BiLM(config)
     bilm.reset_parameters()
     export_original(bilm, folder)

@@ -121,14 +121,14 @@ def check_speed(device: str, texts: List[str], repeats: int) -> Dict[str, Any]:
     import spacy
     import torch
 
-    from spacy_elmo.bilm import BiLM, BiLMConfig
+    from spacy_elmo.bilm import BiLM, BiLMArchitecture
     from spacy_elmo.bilm.published import ARCHITECTURES
 
     tokenizer = spacy.blank("en").tokenizer
     sentences = [[t.text for t in tokenizer(text) if not t.is_space] for text in texts]
     n_tokens = sum(len(s) for s in sentences)
     torch.manual_seed(0)
-    bilm = BiLM(BiLMConfig.from_options(ARCHITECTURES["original"]))
+    bilm = BiLM(BiLMArchitecture.from_options_json(ARCHITECTURES["original"]))
     bilm.reset_parameters()
     results: Dict[str, Any] = {"architecture": "original (random weights)", "sentences": len(sentences), "tokens": n_tokens}
     for dtype in (torch.float32, torch.bfloat16):

@@ -73,13 +73,13 @@ def release_freed_memory() -> None:
 def load(model: str, dtype: str) -> Any:
     import torch
 
-    from spacy_elmo.bilm import BiLM, BiLMConfig, load_bilm
+    from spacy_elmo.bilm import BiLM, BiLMArchitecture, load_bilm
     from spacy_elmo.bilm.quantization import to_compute_dtype
     from spacy_elmo.training.presets import preset_architecture
 
     if model in ("small", "medium", "original"):
         torch.manual_seed(0)
-        bilm = BiLM(BiLMConfig.from_options(preset_architecture(model)))
+        bilm = BiLM(BiLMArchitecture.from_options_json(preset_architecture(model)))
         bilm.reset_parameters()
         return to_compute_dtype(bilm, "cpu", dtype)
     bilm = load_bilm(model, compute_dtype=dtype)

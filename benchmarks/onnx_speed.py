@@ -5,7 +5,7 @@ Four variants of one biLM (`--model`: a bundled name or model folder; or `--size
 random weights of the published original architecture, as `bilm_speed.py` writes them): torch
 float32, torch int8, ONNX Runtime float32 and ONNX Runtime int8 (`runtime = "onnxruntime"`).
 Each pass runs `nlp.pipe` over the same raw corpus lines; passes alternate between the variants,
-each one cold (the torch biLM's token cache cleared; ONNX Runtime has none) then warm (right
+each one cold (the token cache of the torch biLM or of `OnnxBiLM` cleared) then warm (right
 after the cold one); best of `--repeats`. Both runtimes get `--threads` threads.
 
 Start-up: a fresh `python -c "import spacy; nlp = spacy.load(PATH); nlp(TEXT)"` for a saved
@@ -137,8 +137,10 @@ def main(
         for _ in range(repeats):
             for name, nlp in pipelines.items():
                 elmo = nlp.get_pipe("elmo")
-                if hasattr(elmo.bilm, "token_cache"):
+                if hasattr(elmo.bilm, "token_cache"):  # torch
                     elmo.bilm.token_cache.clear()
+                if hasattr(elmo.bilm, "clear_cache"):  # ONNX Runtime
+                    elmo.bilm.clear_cache()
                 for state in ("cold", "warm"):
                     seconds[name, state] = min(seconds[name, state], timed(lambda: list(nlp.pipe(texts))))
         starts = {

@@ -34,7 +34,7 @@ from typing import Any, Dict, List, Optional
 import torch
 import typer
 
-from spacy_elmo.bilm import BiLMConfig
+from spacy_elmo.bilm import BiLMArchitecture
 from spacy_elmo.bilm.loading import resolve_model_path
 from spacy_elmo.cli.pretrain import parse_count
 from spacy_elmo.training import TrainingSettings, pretrain
@@ -82,7 +82,7 @@ def cpu_model() -> str:
     return " ".join([name, *[f for f in ("avx512_bf16", "amx_bf16") if f in flags]])
 
 
-def model_flops(config: BiLMConfig, n_candidates: int) -> float:
+def model_flops(config: BiLMArchitecture, n_candidates: int) -> float:
     """Training FLOPs per token (3 × forward; a multiply-add is 2 FLOPs)."""
     e, f, p, c = config.char_embedding_dim, config.n_filters, config.projection_dim, config.lstm_dim
     chars = config.max_characters_per_token
@@ -161,7 +161,7 @@ def main(
         f"bfloat16 {peak16 / 1e9:.1f} GFLOP/s"
     )
     options = apply_overrides(architecture(arch), parse_overrides(set_))
-    config = BiLMConfig.from_options(options)
+    config = BiLMArchitecture.from_options_json(options)
     with tempfile.TemporaryDirectory() as tmp:
         held = first_lines(heldout, heldout_lines, Path(tmp) / "heldout.txt") if heldout and heldout_lines else None
         # ~15 tokens a line; enough lines that the budget is not cut short by the end of the text

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from spacy_elmo.bilm import BiLM, BiLMConfig
+from spacy_elmo.bilm import BiLM, BiLMArchitecture
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
-TINY_CONFIG = BiLMConfig(
+TINY_CONFIG = BiLMArchitecture(
     char_embedding_dim=4,
     filters=((1, 4), (2, 8), (3, 16)),
     n_highway=1,
@@ -87,12 +87,12 @@ def model_files(tmp_path_factory):
     from spacy_elmo.bilm import export_original
 
     options, weights = export_original(
-        random_bilm(BiLMConfig.from_options(PIPELINE_TEST_OPTIONS)), tmp_path_factory.mktemp("model"), "weights.hdf5"
+        random_bilm(BiLMArchitecture.from_options_json(PIPELINE_TEST_OPTIONS)), tmp_path_factory.mktemp("model"), "weights.hdf5"
     )
     return weights, options
 
 
-def random_bilm(config: BiLMConfig = TINY_CONFIG, seed: int = 0) -> BiLM:
+def random_bilm(config: BiLMArchitecture = TINY_CONFIG, seed: int = 0) -> BiLM:
     """A biLM with the bilm-tf initialisation and a fixed seed, in eval mode."""
     import torch
 

@@ -3,7 +3,7 @@ from ..dependencies import require
 
 require("torch", "spacy_elmo.bilm (the biLM in PyTorch)")
 
-from .config import BiLMConfig  # noqa: E402
+from .architecture import BiLMArchitecture  # noqa: E402
 from .errors import BundledModelNotFound, ModelDownloadError, ModelFormatError  # noqa: E402
 from .loading import bundled_models, load_bilm  # noqa: E402
 from .model import BiLM  # noqa: E402
@@ -12,7 +12,7 @@ from .original_format import export_original, load_original  # noqa: E402
 
 __all__ = [
     "BiLM",
-    "BiLMConfig",
+    "BiLMArchitecture",
     "BundledModelNotFound",
     "ModelDownloadError",
     "ModelFormatError",

@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, Tuple
 import torch
 
 from ..paths import PathLike
-from .config import BiLMConfig
+from .architecture import BiLMArchitecture
 from .errors import ModelFormatError
 from .json_file import read_json_file
 from .lexicon import OPTIONS_KEY, Lexicon
@@ -162,10 +162,10 @@ def _check_architecture(architecture: Any, source: str) -> None:
         raise ModelFormatError(f"{source}: token_embedder.char_dim 0 (words only) is not supported")
 
 
-def _config(architecture: Dict[str, Any], lexicon: Lexicon, source: str) -> BiLMConfig:
+def _config(architecture: Dict[str, Any], lexicon: Lexicon, source: str) -> BiLMArchitecture:
     encoder, embedder = architecture["encoder"], architecture["token_embedder"]
     try:
-        config = BiLMConfig(
+        config = BiLMArchitecture(
             char_embedding_dim=int(embedder["char_dim"]),
             filters=tuple((int(w), int(n)) for w, n in embedder["filters"]),
             n_highway=int(embedder["n_highway"]),
@@ -177,7 +177,7 @@ def _config(architecture: Dict[str, Any], lexicon: Lexicon, source: str) -> BiLM
             cell_clip=float(encoder["cell_clip"]) if encoder.get("cell_clip") else None,  # 0: no clipping
             proj_clip=float(encoder["proj_clip"]) if encoder.get("proj_clip") else None,
             use_skip_connections=True,  # ElmobiLm adds each layer's input after the first
-            extra={OPTIONS_KEY: lexicon.to_options()},
+            extra={OPTIONS_KEY: lexicon.to_options_json()},
         )
     except ModelFormatError as err:
         raise ModelFormatError(f"{source}: {err}") from None

@@ -55,8 +55,8 @@ class Lexicon:
                     )
 
     @classmethod
-    def from_options(cls, options: Dict[str, Any], max_characters: int) -> Optional["Lexicon"]:
-        """The lexicon that the options' "lexicon" section describes; None for byte characters."""
+    def from_options_json(cls, options: Dict[str, Any], max_characters: int) -> Optional["Lexicon"]:
+        """The lexicon that the "lexicon" section of an ``options.json`` dict describes; None for byte characters."""
         section = options.get(OPTIONS_KEY)
         if section is None:
             return None
@@ -74,8 +74,8 @@ class Lexicon:
         except (KeyError, AttributeError, TypeError, ValueError) as err:
             raise ModelFormatError(f"options: invalid '{OPTIONS_KEY}' section ({err!r})") from None
 
-    def to_options(self) -> Dict[str, Any]:
-        """The options section that `from_options` reads."""
+    def to_options_json(self) -> Dict[str, Any]:
+        """The ``options.json`` "lexicon" section that `from_options_json` reads."""
         section: Dict[str, Any] = {
             "convention": CONVENTION,
             "characters": self.characters,

@@ -2,7 +2,7 @@
 import torch
 from torch import nn
 
-from .config import BiLMConfig
+from .architecture import BiLMArchitecture
 from .lexicon import Lexicon
 from .token_encoder import CharTokenEncoder
 
@@ -15,7 +15,7 @@ class LexiconTokenEncoder(CharTokenEncoder):
     before them, and a linear projection with bias maps the concatenation to P.
     """
 
-    def __init__(self, config: BiLMConfig, lexicon: Lexicon) -> None:
+    def __init__(self, config: BiLMArchitecture, lexicon: Lexicon) -> None:
         super().__init__(config)
         self.pad_id = lexicon.pad_id
         self.char_embedding = nn.Embedding(lexicon.n_characters, config.char_embedding_dim)

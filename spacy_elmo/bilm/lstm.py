@@ -11,7 +11,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .config import BiLMConfig
+from .architecture import BiLMArchitecture
 from .lstm_training import LstmLayerFunction
 from .precision import product_dtype
 
@@ -86,7 +86,7 @@ class BiLstmLayer(nn.Module):
 class BiLstmStack(nn.Module):
     """L layers of forward and backward LSTMs (the contextual part of the biLM)."""
 
-    def __init__(self, config: BiLMConfig) -> None:
+    def __init__(self, config: BiLMArchitecture) -> None:
         super().__init__()
         self.config = config
         # Training only: run each step's element-wise part compiled (see lstm_training).

@@ -8,7 +8,7 @@ from torch import nn
 from ..batching import Sentences, check_sentences, length_batches
 from ..characters import BOS_TOKEN, EOS_TOKEN, CharacterMapper
 from ..runtime import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
-from .config import BiLMConfig
+from .architecture import BiLMArchitecture
 from .errors import ModelFormatError
 from .lexicon import Lexicon
 from .lexicon_encoder import LexiconTokenEncoder
@@ -24,14 +24,14 @@ class BiLM(nn.Module):
     layer (forward and backward states concatenated), as AllenNLP and bilm-tf do.
     The default is stateless: a sentence's vectors depend on that sentence only.
 
-    config (BiLMConfig): the architecture.
+    config (BiLMArchitecture): the architecture.
     cache_bytes (int): memory bound of the per-string cache of token embeddings.
     """
 
-    def __init__(self, config: BiLMConfig, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+    def __init__(self, config: BiLMArchitecture, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
         super().__init__()
         self.config = config
-        lexicon = Lexicon.from_options(config.extra, config.max_characters_per_token)
+        lexicon = Lexicon.from_options_json(config.extra, config.max_characters_per_token)
         if lexicon is None:
             self.characters: Union[CharacterMapper, Lexicon] = CharacterMapper(config.max_characters_per_token)
             self.token_encoder: CharTokenEncoder = CharTokenEncoder(config)

@@ -12,7 +12,7 @@ from safetensors.torch import load_file, save, save_file
 
 from ..paths import PathLike
 from ..runtime import STORAGE_DTYPES
-from .config import BiLMConfig
+from .architecture import BiLMArchitecture
 from .errors import ModelFormatError
 from .json_file import read_json_file
 from .model import BiLM
@@ -95,7 +95,7 @@ def _header(bilm: BiLM, dtype: Optional[str]) -> Dict[str, Any]:
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
         "storage_dtype": dtype or "float32",
-        "options": bilm.config.to_options(),
+        "options": bilm.config.to_options_json(),
     }
 
 
@@ -114,7 +114,7 @@ def _build(header: Dict[str, Any], tensors: Dict[str, torch.Tensor], vocab: Opti
             f"{source}: format {header.get('format')!r} version {header.get('format_version')!r} "
             f"is not {FORMAT_NAME!r} version {FORMAT_VERSION}"
         )
-    config = BiLMConfig.from_options(header.get("options"), source=source)
+    config = BiLMArchitecture.from_options_json(header.get("options"), source=source)
     bilm = BiLM(config)
     if "softmax.weight" in tensors:
         if vocab is None:

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from ..paths import PathLike
-from .config import BiLMConfig
+from .architecture import BiLMArchitecture
 from .errors import ModelFormatError
 from .json_file import read_json_file
 from .lexicon import Lexicon
@@ -21,12 +21,12 @@ OURS_TO_TF = (0, 3, 1, 2)
 TF_FORGET_BIAS = 1.0
 
 
-def read_options(path: PathLike) -> BiLMConfig:
-    """Read an ``options.json`` into a BiLMConfig, with errors that name the file."""
+def read_options(path: PathLike) -> BiLMArchitecture:
+    """Read an ``options.json`` into a BiLMArchitecture, with errors that name the file."""
     path = Path(path)
     if not path.is_file():
         raise ModelFormatError(f"{path}: options file not found")
-    return BiLMConfig.from_options(read_json_file(path), source=str(path))
+    return BiLMArchitecture.from_options_json(read_json_file(path), source=str(path))
 
 
 def load_original(weights: PathLike, options: PathLike) -> BiLM:
@@ -79,7 +79,7 @@ def export_original(bilm: BiLM, folder: PathLike, weights_name: str = "weights.h
     folder.mkdir(parents=True, exist_ok=True)
     options_path = folder / "options.json"
     weights_path = folder / weights_name
-    options_path.write_text(json.dumps(bilm.config.to_options(), indent=2), encoding="utf-8")
+    options_path.write_text(json.dumps(bilm.config.to_options_json(), indent=2), encoding="utf-8")
     with h5py.File(weights_path, "w") as handle:
         for name, array in _original_arrays(bilm).items():
             handle.create_dataset(name, data=array)

@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 from ..characters import N_CHARACTER_IDS, PAD_CHAR
-from .config import BiLMConfig
+from .architecture import BiLMArchitecture
 
 # Tokens encoded per CNN call; bounds the memory of the convolution activations.
 CHUNK_TOKENS = 128
@@ -35,7 +35,7 @@ class Highway(nn.Module):
 class CharTokenEncoder(nn.Module):
     """Encode (N, M) character ids into (N, P) token embeddings (ELMo layer 0)."""
 
-    def __init__(self, config: BiLMConfig) -> None:
+    def __init__(self, config: BiLMArchitecture) -> None:
         super().__init__()
         self.config = config
         self.char_embedding = nn.Embedding(N_CHARACTER_IDS, config.char_embedding_dim, padding_idx=0)

@@ -18,7 +18,7 @@ from thinc.types import Floats3d
 
 from ..dependencies import require
 from ..errors import ConfigError, SpacyElmoError
-from ..onnx.interface import DEFAULT_OPSET
+from ..onnx.interface import DEFAULT_OPSET, FORMAT_VERSION
 from ..runtime import onnx_threads
 from .bilm_runs import ensure_loaded, read_bilm, run_segments, set_sizes
 from .no_backprop import no_backprop
@@ -27,7 +27,8 @@ from .segments import assemble
 if TYPE_CHECKING:
     from .model_settings import ElmoModelSettings
 
-# The start of the saved state: then one line of JSON (compute dtype, opset, writer), then the graph.
+# The start of the saved state: then one line of JSON (compute dtype, graph format, opset, writer),
+# then the graph (format 2: `spacy_elmo.onnx.interface`; a header naming no format is format 1).
 MAGIC = b"spacy-elmo ONNX biLM\n"
 
 
@@ -73,7 +74,8 @@ def hold_graph(model: Model, graph: bytes, opset: int) -> None:
 
     settings: "ElmoModelSettings" = model.attrs["settings"]
     shim: OnnxShim = model.shims[0]
-    shim.hold(graph, {"compute_dtype": settings.compute_dtype, "opset": opset, "written_by": f"spacy-elmo {__version__}"})
+    header = {"compute_dtype": settings.compute_dtype, "format": FORMAT_VERSION, "opset": opset, "written_by": f"spacy-elmo {__version__}"}
+    shim.hold(graph, header)
     set_sizes(model, shim.runner())
 
 
@@ -147,6 +149,12 @@ class OnnxShim(Shim):
             )
         header_line, graph = state[len(MAGIC) :].split(b"\n", 1)
         header = json.loads(header_line)
+        if header.get("format", 1) != FORMAT_VERSION:
+            raise SpacyElmoError(
+                f"elmo model: the pipeline's ONNX graph is in graph format {header.get('format', 1)} (written by "
+                f"{header.get('written_by')}), this spacy-elmo runs format {FORMAT_VERSION}; switch the torch pipeline it "
+                "was made from with set-runtime again, or initialize and save the pipeline again with this spacy-elmo"
+            )
         if header.get("compute_dtype") != self.compute_dtype:
             raise ConfigError(
                 f"elmo model: the pipeline's ONNX graph computes in {header.get('compute_dtype')}, but its model block "

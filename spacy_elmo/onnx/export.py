@@ -12,17 +12,20 @@ from ..bilm.quantization import is_int8
 from ..errors import SpacyElmoError
 from ..paths import PathLike
 from .graph import BiLMGraph
-from .interface import DEFAULT_OPSET, INPUT_NAME, OPSETS, OUTPUT_NAME
+from .interface import DEFAULT_OPSET, EMBEDDINGS_NAME, INPUT_NAME, INPUT_NAMES, KNOWN_NAME, OPSETS, OUTPUT_NAME, OUTPUT_NAMES
 
 
 def export_onnx(bilm: BiLM, path: PathLike, *, opset: int = DEFAULT_OPSET, int8: bool = False) -> Path:
     """Write the stateless biLM as an ONNX model and check it; with `int8`, its int8 copy
     (`quantize_onnx`) instead.
 
-    Input "char_ids": int64 (batch, n_tokens, max_characters), the ids of `BiLM.char_id_layers`
-    (padded token slots all zero, after each sentence's tokens; the graph adds <S> and </S>).
-    Output "layers": float32 (n_layers, batch, n_tokens, 2P), the layers `BiLM.embed_batch`
-    gives, zero at padding. Stateless only: no LSTM state is carried across calls
+    Inputs (format 2, see `interface`): "char_ids" int64 (n_new, max_characters), the character
+    ids (`CharacterMapper.encode`) of the tokens to encode; "known" float32 (n_known, P), token
+    embeddings computed before; "token_index" int64 (batch, n_tokens), each slot's row of
+    [known; new]; "lengths" int64 (batch,). The graph reads each sentence between <S> and </S>.
+    Outputs: "layers" float32 (n_layers, batch, n_tokens, 2P), the layers `BiLM.embed_batch`
+    gives, zero at padding; "token_embeddings" float32 (n_new, P), to be passed as "known"
+    later (`OnnxBiLM` caches them, so the character CNN runs once per token string). Stateless only: no LSTM state is carried across calls
     (`embed_batch(stateful=True)`, bilm-tf's and AllenNLP's replay, has no ONNX counterpart).
 
     bilm (BiLM): a float32 biLM on the CPU with byte-level characters.
@@ -45,20 +48,33 @@ def export_onnx(bilm: BiLM, path: PathLike, *, opset: int = DEFAULT_OPSET, int8:
 
         with tempfile.TemporaryDirectory(prefix="spacy-elmo-") as folder:
             return quantize_onnx(export_onnx(bilm, Path(folder) / "float32.onnx", opset=opset), path)
-    example = torch.from_numpy(bilm.characters.encode(["Export", "me", "."])).unsqueeze(0)
+    dim = bilm.output_dim // 2  # the token embedding's width, P
+    example = (
+        torch.from_numpy(bilm.characters.encode(["Export", "me"])),
+        torch.zeros((1, dim), dtype=torch.float32),
+        torch.tensor([[1, 2, 0], [0, 0, 0]], dtype=torch.int64),
+        torch.tensor([3, 1], dtype=torch.int64),
+    )
     with torch.no_grad(), warnings.catch_warnings():
         # torch 2.13 marks the TorchScript-based exporter and scripting deprecated; it is the one
         # that turns a scripted loop into an ONNX Loop over a dynamic number of steps.
         warnings.simplefilter("ignore", DeprecationWarning)
         torch.onnx.export(
             BiLMGraph(bilm),  # traced in eval mode (the exporter's default)
-            (example,),
+            example,
             str(path),
             dynamo=False,
             opset_version=opset,
-            input_names=[INPUT_NAME],
-            output_names=[OUTPUT_NAME],
-            dynamic_axes={INPUT_NAME: {0: "batch", 1: "n_tokens"}, OUTPUT_NAME: {1: "batch", 2: "n_tokens"}},
+            input_names=list(INPUT_NAMES),
+            output_names=list(OUTPUT_NAMES),
+            dynamic_axes={
+                INPUT_NAME: {0: "n_new"},
+                KNOWN_NAME: {0: "n_known"},
+                INPUT_NAMES[2]: {0: "batch", 1: "n_tokens"},
+                INPUT_NAMES[3]: {0: "batch"},
+                OUTPUT_NAME: {1: "batch", 2: "n_tokens"},
+                EMBEDDINGS_NAME: {0: "n_new"},
+            },
         )
     import onnx
 
@@ -66,6 +82,8 @@ def export_onnx(bilm: BiLM, path: PathLike, *, opset: int = DEFAULT_OPSET, int8:
     # The tracer leaves the output's fixed sizes unnamed; readers take them from its shape.
     dims = model.graph.output[0].type.tensor_type.shape.dim
     dims[0].dim_value, dims[3].dim_value = bilm.n_layers, bilm.output_dim
+    model.graph.output[1].type.tensor_type.shape.dim[1].dim_value = dim
+    model.graph.input[1].type.tensor_type.shape.dim[1].dim_value = dim
     onnx.checker.check_model(model, full_check=True)
     onnx.save(model, str(path))
     return path

@@ -1,5 +1,5 @@
 """The whole stateless biLM as one export-only module: character ids in, every layer out."""
-from typing import List
+from typing import List, Tuple
 
 import torch
 from torch import Tensor, nn
@@ -12,9 +12,12 @@ from .lstm import ExportLstm
 class BiLMGraph(nn.Module):
     """The stateless forward of a float32 `BiLM` (its `embed_batch`) in ONNX-friendly ops.
 
-    Takes (B, T, M) int64 character ids as `BiLM.char_id_layers` does (padded token slots all
-    zero, after each sentence's tokens) and returns (n_layers, B, T, 2P) float32: the token
-    layer (duplicated), then each LSTM layer (forward and backward halves), zero at padding.
+    Takes (K, M) int64 character ids of the tokens to encode (rows of `CharacterMapper.encode`),
+    (H, P) float32 token embeddings known already (the runner's cache), (B, T) int64 indices of
+    each slot's embedding in [known; new] and (B,) int64 sentence lengths (slots after a
+    sentence's tokens are padding, their index any valid row). Returns (n_layers, B, T, 2P)
+    float32: the token layer (duplicated), then each LSTM layer (forward and backward halves),
+    zero at padding; and the (K, P) embeddings of the new tokens, for the runner to cache.
 
     Each sentence is read between <S> and </S> as in bilm-tf: the forward LM's first step on <S>
     and the backward LM's on </S> are the same for every sentence, so their final states are
@@ -37,15 +40,17 @@ class BiLMGraph(nn.Module):
             for layer, state in zip(bilm.lstm.layers, start)
         )
 
-    def forward(self, char_ids: Tensor) -> Tensor:
-        batch, n_tokens, max_characters = char_ids.shape
-        present = char_ids.amax(dim=-1) > 0  # (B, T)
-        lengths = present.sum(dim=1, keepdim=True)
+    def forward(self, char_ids: Tensor, known: Tensor, token_index: Tensor, lengths: Tensor) -> Tuple[Tensor, Tensor]:
+        new = self._token_embeddings(char_ids)  # (K, P): only the tokens the runner has not cached
+        table = torch.cat([known, new], dim=0)
+        batch, n_tokens = token_index.shape
         positions = torch.arange(n_tokens).unsqueeze(0)
+        lengths = lengths.unsqueeze(1)
+        present = positions < lengths  # (B, T)
         # Per row, the index that reverses its tokens (the backward LM's reading order).
         reverse = torch.where(present, lengths - 1 - positions, positions)
         mask = present.unsqueeze(-1).to(torch.float32)
-        tokens = self._token_embeddings(char_ids.reshape(-1, max_characters)).view(batch, n_tokens, -1) * mask
+        tokens = torch.index_select(table, 0, token_index.reshape(-1)).view(batch, n_tokens, -1) * mask
         layers: List[Tensor] = [torch.cat([tokens, tokens], dim=-1)]
         forward_in, backward_in = tokens, _reverse(tokens, reverse)  # each LM in its reading order
         for index, (forward_lstm, backward_lstm) in enumerate(self.lstms):
@@ -54,7 +59,7 @@ class BiLMGraph(nn.Module):
                 forward_out, backward_out = forward_out + forward_in, backward_out + backward_in
             layers.append(torch.cat([forward_out, _reverse(backward_out, reverse)], dim=-1) * mask)
             forward_in, backward_in = forward_out, backward_out
-        return torch.stack(layers)
+        return torch.stack(layers), new
 
     def _token_embeddings(self, char_ids: Tensor) -> Tensor:
         """The character CNN, highway layers and projection of `CharTokenEncoder`, (N, M) ids to

@@ -1,8 +1,20 @@
 """The exported graph's interface: its input and output names and the opsets it is written in
-(no torch here, so that the command line reads them cheaply)."""
+(no torch here, so that the command line reads them cheaply).
 
-INPUT_NAME = "char_ids"
-OUTPUT_NAME = "layers"
+Graph format 2: the graph takes the characters of the tokens whose embeddings the
+runner has not cached and the cached embeddings of the others, and returns, beside every layer,
+the embeddings it computed (so that the character CNN runs once per distinct token string).
+Format 1 took the character ids of every token slot (INPUT_NAME alone)."""
+
+FORMAT_VERSION = 2
+INPUT_NAME = "char_ids"  # int64 (n_new, max_characters): the tokens to encode
+KNOWN_NAME = "known"  # float32 (n_known, P): cached token embeddings
+INDEX_NAME = "token_index"  # int64 (batch, n_tokens): each slot's row of [known; new]
+LENGTHS_NAME = "lengths"  # int64 (batch,): each sentence's number of tokens
+INPUT_NAMES = (INPUT_NAME, KNOWN_NAME, INDEX_NAME, LENGTHS_NAME)
+OUTPUT_NAME = "layers"  # float32 (n_layers, batch, n_tokens, 2P)
+EMBEDDINGS_NAME = "token_embeddings"  # float32 (n_new, P): the new tokens' embeddings
+OUTPUT_NAMES = (OUTPUT_NAME, EMBEDDINGS_NAME)
 DEFAULT_OPSET = 17
 # Opsets of the TorchScript-based exporter that give this graph (operators' axes as inputs from 13).
 OPSETS = range(13, 21)

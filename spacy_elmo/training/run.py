@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from ..bilm import BiLM, BiLMConfig, load_bilm
+from ..bilm import BiLM, BiLMArchitecture, load_bilm
 from ..bilm.loading import resolve_model_path
 from ..bilm.vocab_file import VOCAB_FILE
 from ..errors import SpacyElmoError
@@ -71,13 +71,13 @@ def pretrain(
             lambda: _prepare_fresh(output_dir, spec, corpus, architecture, settings, init, init_options, vocab_path),
         )
         shared = broadcast(
-            (prepared[0].config.to_options(), prepared[0].vocab, prepared[1]) if prepared else None, processes
+            (prepared[0].config.to_options_json(), prepared[0].vocab, prepared[1]) if prepared else None, processes
         )
         heldout = None
         if prepared is not None:
             bilm, stats, heldout = prepared
         else:  # DistributedDataParallel copies the main process's weights into this model
-            bilm = BiLM(BiLMConfig.from_options(shared[0]))
+            bilm = BiLM(BiLMArchitecture.from_options_json(shared[0]))
             bilm.set_softmax(shared[1])
             stats = shared[2]
         trainer = Trainer(output_dir, bilm, corpus, settings, processes, show_progress, heldout, stats)
@@ -192,7 +192,7 @@ def _prepare_fresh(
         bilm = load_bilm(init, options=init_options)
     else:
         torch.manual_seed(settings.seed)
-        bilm = BiLM(BiLMConfig.from_options(architecture or {}, source="architecture"))
+        bilm = BiLM(BiLMArchitecture.from_options_json(architecture or {}, source="architecture"))
         bilm.reset_parameters()
     if bilm.vocab is not None and vocab_path is not None:
         raise TrainingSetupError(

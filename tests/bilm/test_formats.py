@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from spacy_elmo import load_bilm
-from spacy_elmo.bilm import BiLMConfig, ModelFormatError, bilm_from_bytes, bilm_to_bytes, export_original, save_bilm
+from spacy_elmo.bilm import BiLMArchitecture, ModelFormatError, bilm_from_bytes, bilm_to_bytes, export_original, save_bilm
 
 from ..conftest import TINY_CONFIG, random_bilm
 
@@ -203,10 +203,10 @@ def test_bundled_names_and_bad_arguments(tmp_path):
 
 
 def test_config_round_trips_through_options():
-    options = TINY_CONFIG.to_options()
-    assert BiLMConfig.from_options(options) == TINY_CONFIG
+    options = TINY_CONFIG.to_options_json()
+    assert BiLMArchitecture.from_options_json(options) == TINY_CONFIG
     with pytest.raises(ModelFormatError, match="missing key 'lstm.dim'"):
-        BiLMConfig.from_options({"lstm": {}, "char_cnn": options["char_cnn"]})
+        BiLMArchitecture.from_options_json({"lstm": {}, "char_cnn": options["char_cnn"]})
 
 
 PUBLISHED_FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
@@ -232,14 +232,14 @@ def published_options(name: str) -> dict:
 def test_published_architectures_have_the_published_sizes(name):
     from spacy_elmo.bilm import BiLM
 
-    bilm = BiLM(BiLMConfig.from_options(published_options(name)))
+    bilm = BiLM(BiLMArchitecture.from_options_json(published_options(name)))
     # The char table has one extra all-zero row (id 0) that the weight files do not store.
     stored = sum(p.numel() for p in bilm.parameters()) - bilm.config.char_embedding_dim
     assert stored == PUBLISHED[name][3]
 
 
 def test_published_small_architecture_loads_from_the_original_layout(tmp_path):
-    config = BiLMConfig.from_options(published_options("small"))
+    config = BiLMArchitecture.from_options_json(published_options("small"))
     bilm = random_bilm(config)
     options_path, weights_path = export_original(bilm, tmp_path)
     (tmp_path / "options.json").write_text(json.dumps(published_options("small")))

@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from spacy_elmo.bilm import BiLMConfig
+from spacy_elmo.bilm import BiLMArchitecture
 from spacy_elmo.bilm import token_encoder
 from spacy_elmo.bilm.lstm import BiLstmLayer, BiLstmStack
 from spacy_elmo.training.presets import apply_overrides, preset_architecture
@@ -15,7 +15,7 @@ from spacy_elmo.training.presets import apply_overrides, preset_architecture
 from ..conftest import random_bilm
 
 
-def reference_layer(layer: BiLstmLayer, config: BiLMConfig, x, active: List[int], state):
+def reference_layer(layer: BiLstmLayer, config: BiLMArchitecture, x, active: List[int], state):
     """The LSTM layer step by step through autograd (TensorFlow LSTMCell semantics)."""
     n_dir, batch_size, n_steps, _ = x.shape
     c, h = state
@@ -51,7 +51,7 @@ def reference_layer(layer: BiLstmLayer, config: BiLMConfig, x, active: List[int]
 )
 def test_layer_function_equals_autograd_through_the_steps(changes):
     options = apply_overrides(preset_architecture("tiny"), changes)
-    config = BiLMConfig.from_options(options)
+    config = BiLMArchitecture.from_options_json(options)
     torch.manual_seed(0)
     stack = BiLstmStack(config).double()
     stack.reset_parameters()
@@ -147,7 +147,7 @@ def test_compiled_cells_give_the_eager_layer_and_gradients():
     """`compiled_cells` (torch.compile'd element-wise steps, tanh written with a sigmoid) is the
     same layer as the eager steps, in float32 and with bfloat16 products."""
     options = apply_overrides(preset_architecture("tiny"), {"lstm.proj_clip": 0.05, "lstm.cell_clip": 0.5})
-    config = BiLMConfig.from_options(options)
+    config = BiLMArchitecture.from_options_json(options)
     torch.manual_seed(0)
     stack = BiLstmStack(config)
     stack.reset_parameters()

@@ -8,7 +8,7 @@ import spacy
 from spacy.language import Language
 from spacy.training import Example
 
-from spacy_elmo.bilm import BiLMConfig, save_bilm
+from spacy_elmo.bilm import BiLMArchitecture, save_bilm
 
 from ..conftest import TINY_CONFIG, random_bilm
 
@@ -23,7 +23,7 @@ TEXTS = [
 TAGGED = [("The cat sat .", ["DET", "NOUN", "VERB", "PUNCT"]), ("A dog ran .", ["DET", "NOUN", "VERB", "PUNCT"])]
 
 
-def save_tiny_bilm(folder: Path, config: BiLMConfig = TINY_CONFIG) -> Path:
+def save_tiny_bilm(folder: Path, config: BiLMArchitecture = TINY_CONFIG) -> Path:
     """A random biLM saved as a native model folder."""
     return save_bilm(random_bilm(config), folder)
 

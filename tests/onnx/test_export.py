@@ -67,25 +67,52 @@ def test_bundled_en_base_v2(tmp_path):
     assert (runner.n_layers, runner.output_dim) == (3, 256)
 
 
-def test_input_is_char_id_layers_input_and_shapes_are_dynamic(tmp_path):
+def test_interface_and_shapes_are_dynamic(tmp_path):
     bilm = random_bilm()
-    path = export_onnx(bilm, tmp_path / "tiny.onnx")  # traced on one sentence of 3 tokens
+    path = export_onnx(bilm, tmp_path / "tiny.onnx")  # traced on two sentences of 3 and 1 tokens
     model = onnx.load(str(path))
     onnx.checker.check_model(model, full_check=True)
-    shape = [d.dim_param or d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
-    assert shape == ["batch", "n_tokens", 20]
-    shape = [d.dim_param or d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
-    assert shape == [3, "batch", "n_tokens", 16]
+    shapes = [[d.dim_param or d.dim_value for d in arg.type.tensor_type.shape.dim] for arg in model.graph.input]
+    assert shapes == [["n_new", 20], ["n_known", 8], ["batch", "n_tokens"], ["batch"]]
+    shapes = [[d.dim_param or d.dim_value for d in arg.type.tensor_type.shape.dim] for arg in model.graph.output]
+    assert shapes == [[3, "batch", "n_tokens", 16], ["n_new", 8]]
     runner = OnnxBiLM(path, threads=1)
     sentences = [[f"w{i}{j}" for j in range(n)] for i, n in enumerate((17, 1, 9, 0, 40))]
     char_ids = runner.characters.encode_batch(sentences)
-    (layers,) = runner.session.run(None, {"char_ids": char_ids})
-    assert layers.shape == (3, 5, 40, 16)
     reference, lengths = bilm.char_id_layers(torch.from_numpy(char_ids))
     reference = reference.detach().numpy().transpose(1, 0, 2, 3)
-    for row, n in enumerate(lengths.tolist()):
-        np.testing.assert_allclose(layers[:, row, :n], reference[:, row, 1 : n + 1], atol=ATOL, rtol=0)
-        assert not layers[:, row, n:].any()  # zero at padding
+    # Cold (every token encoded), then warm (every token but one from the cache), then a batch
+    # mixing cached and new tokens: the same layers each time.
+    for batch in (sentences, sentences):
+        outputs = runner.embed_batch(batch)
+        for row, n in enumerate(lengths.tolist()):
+            np.testing.assert_allclose(outputs[row], reference[:, row, 1 : n + 1], atol=ATOL, rtol=0)
+    assert len(runner._cache) == 67
+    mixed = [["w00", "new", "w01"], ["w42", "w42", "other", "w00"]]
+    assert_same_layers(bilm.embed_sentences(mixed), runner.embed_batch(mixed))
+    uncached = OnnxBiLM(path, threads=1, cache_bytes=0)
+    assert_same_layers(bilm.embed_sentences(mixed), uncached.embed_batch(mixed))
+    assert len(uncached._cache) == 0
+    small = OnnxBiLM(path, threads=1, cache_bytes=3 * 8 * 4)  # room for 3 embeddings of 8 floats
+    # Distinct tokens in order of appearance: w00 new w01 w42 other; the least recently used go.
+    for cached in (["w01", "w42", "other"], ["other", "w00", "new"]):
+        assert_same_layers(bilm.embed_sentences(mixed), small.embed_batch(mixed))
+        assert list(small._cache) == cached
+    small.clear_cache()
+    assert len(small._cache) == 0
+
+
+def test_padding_is_zero(tmp_path):
+    runner = OnnxBiLM(export_onnx(random_bilm(), tmp_path / "tiny.onnx"), threads=1)
+    inputs = {
+        "char_ids": runner.characters.encode(["a", "b"]),
+        "known": np.zeros((0, 8), dtype=np.float32),
+        "token_index": np.array([[0, 1, 0], [1, 1, 1]], dtype=np.int64),
+        "lengths": np.array([2, 3], dtype=np.int64),
+    }
+    layers, embeddings = runner.session.run(None, inputs)
+    assert layers.shape == (3, 2, 3, 16) and embeddings.shape == (2, 8)
+    assert not layers[:, 0, 2:].any() and layers[:, 1].all()
 
 
 @pytest.mark.parametrize("opset", [13, 20])

@@ -132,7 +132,7 @@ def test_an_opset_onnx_runtime_cannot_run(tmp_path):
         OnnxBiLM(path)
     assert one_line(err).startswith(f"ONNX Runtime {onnxruntime.__version__} cannot load this graph: ")
     assert "Opset 30 is under development" in str(err.value)
-    state = MAGIC + b'{"compute_dtype": "float32", "opset": 30, "written_by": "spacy-elmo 9.0"}\n' + path.read_bytes()
+    state = MAGIC + b'{"compute_dtype": "float32", "format": 2, "opset": 30, "written_by": "spacy-elmo 9.0"}\n' + path.read_bytes()
     with pytest.raises(OnnxGraphError) as err:
         OnnxShim("float32").from_bytes(srsly.msgpack_dumps({"config": {}, "state": state}))
     assert one_line(err).startswith(
@@ -151,3 +151,24 @@ def test_a_graph_that_is_not_a_biLM(tmp_path):
     with pytest.raises(OnnxGraphError) as err:
         OnnxBiLM(tmp_path / "identity.onnx")
     assert one_line(err).startswith("this ONNX graph is not a biLM written by export_onnx (x tensor(float) [2]; y tensor(float) [2])")
+
+
+def test_a_graph_of_the_earlier_format(tmp_path):
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("Cast", ["char_ids"], ["layers"], to=TensorProto.FLOAT)
+    graph = helper.make_graph(
+        [node],
+        "format1",
+        [helper.make_tensor_value_info("char_ids", TensorProto.INT64, ["batch", "n_tokens", 20])],
+        [helper.make_tensor_value_info("layers", TensorProto.FLOAT, ["batch", "n_tokens", 20])],
+    )
+    path = tmp_path / "format1.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    with pytest.raises(OnnxGraphError) as err:
+        OnnxBiLM(path)
+    assert one_line(err).startswith("this ONNX graph is a biLM written by an earlier spacy-elmo (graph format 1: ")
+    state = MAGIC + b'{"compute_dtype": "float32", "opset": 17, "written_by": "spacy-elmo 0.3.0"}\n' + path.read_bytes()
+    with pytest.raises(SpacyElmoError) as err:
+        OnnxShim("float32").from_bytes(srsly.msgpack_dumps({"config": {}, "state": state}))
+    assert one_line(err).startswith("elmo model: the pipeline's ONNX graph is in graph format 1 (written by spacy-elmo 0.3.0)")

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from spacy_elmo.bilm import BiLM, BiLMConfig
+from spacy_elmo.bilm import BiLM, BiLMArchitecture
 from spacy_elmo.training import checkpoint as checkpoint_module
 from spacy_elmo.training.checkpoint import Checkpoint, latest_checkpoint, read_checkpoint, write_checkpoint
 from spacy_elmo.training.optimizer import load_optimizer_state, optimizer_state, trainable_parameters
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.usefixtures("single_thread")
 
 def small_bilm(seed=0) -> BiLM:
     torch.manual_seed(seed)
-    bilm = BiLM(BiLMConfig.from_options(preset_architecture("tiny")))
+    bilm = BiLM(BiLMArchitecture.from_options_json(preset_architecture("tiny")))
     bilm.reset_parameters()
     bilm.set_softmax(["<S>", "</S>", "<UNK>", "a", "b"])
     return bilm

@@ -1,4 +1,5 @@
-"""The biLM architecture, read from and written to the original ``options.json`` schema."""
+"""The biLM architecture (`BiLMArchitecture`): the sizes and switches of a biLM, read from and
+written to the dict of bilm-tf's ``options.json`` (`from_options_json`, `to_options_json`)."""
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional, Tuple
 
@@ -9,8 +10,9 @@ N_CHARACTERS = (261, 262)
 
 
 @dataclass(frozen=True)
-class BiLMConfig:
-    """Sizes and switches of an ELMo biLM (the ``options.json`` of bilm-tf / AllenNLP).
+class BiLMArchitecture:
+    """Sizes and switches of an ELMo biLM: its architecture (the ``options.json`` of bilm-tf / AllenNLP
+    holds one; a preset is a named one).
 
     char_embedding_dim (int): E, width of the character embedding.
     filters (Tuple[Tuple[int, int], ...]): (width, count) of each character convolution.
@@ -100,8 +102,8 @@ class BiLMConfig:
         return self.n_layers + 1
 
     @classmethod
-    def from_options(cls, options: Dict[str, Any], source: str = "options") -> "BiLMConfig":
-        """Read the original ``options.json`` schema; `source` names the file in errors."""
+    def from_options_json(cls, options: Dict[str, Any], source: str = "options") -> "BiLMArchitecture":
+        """Read the dict of a bilm-tf ``options.json``; `source` names the file in errors."""
         if not isinstance(options, dict):
             raise ModelFormatError(f"{source}: expected a JSON object, got {type(options).__name__}")
         lstm = _section(options, "lstm", source)
@@ -116,15 +118,18 @@ class BiLMConfig:
         extra = {k: v for k, v in options.items() if k not in ("lstm", "char_cnn")}
         extra.update({f"lstm.{k}": v for k, v in lstm.items() if k not in known_lstm})
         extra.update({f"char_cnn.{k}": v for k, v in cnn.items() if k not in known_cnn})
+        char_embedding_dim = _required(embedding, "dim", source, "char_cnn.embedding.")
+        max_characters_per_token = _required(cnn, "max_characters_per_token", source, "char_cnn.")
+        lstm_dim = _required(lstm, "dim", source, "lstm.")
         try:
             return cls(
-                char_embedding_dim=int(_required(embedding, "dim", source, "char_cnn.embedding.")),
+                char_embedding_dim=int(char_embedding_dim),
                 filters=filters,
                 n_highway=int(cnn.get("n_highway") or 0),
-                max_characters_per_token=int(_required(cnn, "max_characters_per_token", source, "char_cnn.")),
+                max_characters_per_token=int(max_characters_per_token),
                 activation=str(cnn.get("activation", "relu")),
-                lstm_dim=int(_required(lstm, "dim", source, "lstm.")),
-                projection_dim=int(lstm.get("projection_dim") or lstm["dim"]),
+                lstm_dim=int(lstm_dim),
+                projection_dim=int(lstm.get("projection_dim") or lstm_dim),
                 n_layers=int(lstm.get("n_layers", 1)),
                 cell_clip=_optional_float(lstm.get("cell_clip")),
                 proj_clip=_optional_float(lstm.get("proj_clip")),
@@ -137,8 +142,8 @@ class BiLMConfig:
         except (TypeError, ValueError) as err:
             raise ModelFormatError(f"{source}: invalid value in options ({err})") from None
 
-    def to_options(self, n_characters: int = 262) -> Dict[str, Any]:
-        """Write the original ``options.json`` schema (inference options: n_characters 262)."""
+    def to_options_json(self, n_characters: int = 262) -> Dict[str, Any]:
+        """Write the dict of a bilm-tf ``options.json`` (inference options: n_characters 262)."""
         options: Dict[str, Any] = {
             "lstm": {
                 "dim": self.lstm_dim,
