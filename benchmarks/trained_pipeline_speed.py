@@ -26,17 +26,20 @@ def load(spec: str):
     import spacy
 
     path, _, dtype = spec.partition(":")
+    if not dtype:
+        return spacy.load(path)
     block = spacy.util.load_config(Path(path) / "config.cfg")["components"]["elmo"]["model"]
     key = "compute_dtype" if "compute_dtype" in block else "dtype"  # v2, or the v1 block of older pipelines
-    overrides = {f"components.elmo.model.{key}": dtype} if dtype else {}
-    return spacy.load(path, config=overrides)
+    return spacy.load(path, config={f"components.elmo.model.{key}": dtype})
 
 
 def clear_caches(nlp) -> None:
     """Forget the biLM's token cache, so that each pass embeds its words afresh."""
     if "elmo" in nlp.pipe_names:
         bilm = nlp.get_pipe("elmo").bilm
-        if bilm is not None:
+        if hasattr(bilm, "clear_cache"):  # ONNX Runtime's runner
+            bilm.clear_cache()
+        elif bilm is not None:  # the torch biLM
             bilm.token_cache.clear()
 
 

@@ -89,7 +89,7 @@ def main(
         nlp = spacy.load(model)
         read = lambda path: list(DocBin().from_disk(path).get_docs(nlp.vocab))  # noqa: E731
         scores = evaluate(nlp, read(sentences), read(docs))
-        records.append({"model": str(model), "seed": nlp.config["training"]["seed"], "scores": scores, "layer_mixes": learned_mixes(nlp)})
+        records.append({"model": str(model), "seed": nlp.config.interpolate()["training"]["seed"], "scores": scores, "layer_mixes": learned_mixes(nlp)})
         summary = ", ".join(f"{key} {value:.4f}" for key, value in scores.items() if isinstance(value, float))
         print(f"{model}: {summary}", flush=True)
     output.parent.mkdir(parents=True, exist_ok=True)

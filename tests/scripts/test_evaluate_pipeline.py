@@ -1,0 +1,44 @@
+"""scripts/evaluate_pipeline.py (CoNLL 2018 attachment scores) and scripts/pipeline_table.py."""
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import spacy
+from spacy.tokens import Doc
+from spacy.training import Example
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def script(name: str):
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_conll18_counts_punctuation_and_the_universal_relation():
+    evaluate = script("evaluate_pipeline")
+    vocab = spacy.blank("en").vocab
+    words = ["Bush", "left", "."]
+    gold = Doc(vocab, words=words, heads=[1, 1, 1], deps=["nsubj:pass", "ROOT", "punct"])
+    # Head right, subtype wrong (counts for LAS); punctuation's head wrong (counts against both).
+    predicted = Doc(vocab, words=words, heads=[1, 1, 0], deps=["nsubj", "ROOT", "punct"])
+    scores = evaluate.conll18_attachment([Example(predicted, gold)])
+    assert scores == {"dep_uas_conll18": 2 / 3, "dep_las_conll18": 2 / 3}
+    assert evaluate.universal("ROOT") == "root" and evaluate.universal("obl:tmod") == "obl"
+
+
+def test_the_table_gives_mean_sd_per_variant_and_the_gain(tmp_path: Path):
+    table = script("pipeline_table")
+    for name, values in {"elmo": [0.95, 0.97], "cnn": [0.94, 0.94]}.items():
+        runs = [{"seed": seed, "scores": {"pos_acc": value, "ents_per_type": {"PER": {"f": value}}}} for seed, value in enumerate(values)]
+        (tmp_path / f"{name}.json").write_text(json.dumps({"runs": runs}))
+    records = {name: json.loads((tmp_path / f"{name}.json").read_text()) for name in ("elmo", "cnn")}
+    lines = table.table(records, ["elmo", "cnn"])
+    assert lines[0] == "| score | ELMo en_base_v2 (seeds 0,1) | CNN (en_core_web_sm recipe) (seeds 0,1) | elmo − cnn |"
+    assert "| POS (UPOS) | 96.00 ± 1.41 | 94.00 ± 0.00 | +2.00 |" in lines
+    assert "| ENTS_F PER | 96.00 ± 1.41 | 94.00 ± 0.00 | +2.00 |" in lines
+    assert not any(line.startswith("| LAS") for line in lines)  # no parser scores: no row
