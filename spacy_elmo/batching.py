@@ -1,8 +1,9 @@
 """Tokenized sentences: their check, and length-sorted batches that bound both the rows and the
 padded token slots of a forward pass. No torch here (the ONNX runner uses it too)."""
-from typing import List, Sequence
+from typing import Callable, List, Optional, Sequence, TypeVar
 
 Sentences = Sequence[Sequence[str]]
+T = TypeVar("T")
 
 # Each sentence is read between its <S> and </S> markers.
 MARKERS_PER_SENTENCE = 2
@@ -38,3 +39,16 @@ def check_sentences(sentences: Sentences) -> None:
         for j, token in enumerate(sentence):
             if not isinstance(token, str):
                 raise TypeError(f"sentence {i}, token {j} is a {type(token).__name__}, not a str: {token!r}")
+
+
+def in_length_batches(
+    sentences: Sentences, embed_batch: Callable[[Sentences], List[T]], batch_size: int, max_tokens: int
+) -> List[T]:
+    """`embed_batch` over length-sorted batches of `sentences` (`length_batches`), its results
+    put back in the sentences' order."""
+    check_sentences(sentences)
+    results: List[Optional[T]] = [None] * len(sentences)
+    for batch in length_batches([len(s) for s in sentences], batch_size, max_tokens):
+        for index, result in zip(batch, embed_batch([sentences[i] for i in batch])):
+            results[index] = result
+    return results  # type: ignore[return-value]

@@ -54,3 +54,17 @@ def test_a_token_that_is_not_a_string_is_named():
     with pytest.raises(TypeError) as error:
         check_sentences([["a"], ["b", 3]])
     assert str(error.value) == "sentence 1, token 1 is a int, not a str: 3"
+
+
+def test_in_length_batches_puts_results_back_in_order():
+    from spacy_elmo.batching import in_length_batches
+
+    sentences = [["a"] * 3, ["b"], ["c"] * 2, ["d"] * 3]
+    calls = []
+
+    def embed(batch):
+        calls.append([len(s) for s in batch])
+        return [" ".join(s) for s in batch]
+
+    assert in_length_batches(sentences, embed, batch_size=2, max_tokens=100) == ["a a a", "b", "c c", "d d d"]
+    assert sorted(sum(calls, [])) == [1, 2, 3, 3] and all(len(c) <= 2 for c in calls)

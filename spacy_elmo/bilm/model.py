@@ -5,7 +5,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..batching import Sentences, check_sentences, length_batches
+from ..batching import Sentences, check_sentences, in_length_batches
 from ..characters import BOS_TOKEN, EOS_TOKEN, CharacterMapper
 from ..runtime import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 from .architecture import BiLMArchitecture
@@ -105,12 +105,7 @@ class BiLM(nn.Module):
             sentence runs alone.
         RETURNS (List[np.ndarray]): per sentence a float32 array (n_layers, n_tokens, output_dim).
         """
-        check_sentences(sentences)
-        results: List[Optional[np.ndarray]] = [None] * len(sentences)
-        for batch in length_batches([len(s) for s in sentences], batch_size, max_tokens):
-            for index, array in zip(batch, self.embed_batch([sentences[i] for i in batch])):
-                results[index] = array
-        return results  # type: ignore[return-value]
+        return in_length_batches(sentences, self.embed_batch, batch_size, max_tokens)
 
     def embed_batch(self, sentences: Sentences, stateful: bool = False) -> List[np.ndarray]:
         """Embed one batch, as the original ran it.

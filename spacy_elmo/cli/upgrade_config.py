@@ -1,14 +1,5 @@
 """`python -m spacy_elmo upgrade-config`: rewrite an older spacy-elmo training config for this
-version (the rewrite itself: `spacy_elmo/pipeline/config_upgrade.py`).
-
-- spacy-elmo 0.1: the weights (`model`, `options`) and the segmentation settings were keys of
-  the `elmo` component; they now belong to its model block (`model` is called `bilm` there).
-- spacy-elmo 0.2: the model block `spacy-elmo.ElmoModel.v1` (wherever it is, also inside an
-  `ElmoEmbed.v1` block) becomes `spacy-elmo.ElmoModel.v2`, whose `dtype` is called
-  `compute_dtype` and which adds `runtime` (by default "torch", as v1 runs).
-
-Every other line of the config is kept. v1 blocks keep working as they are; the rewrite is for
-configs that are to use the new settings.
+version; what is rewritten, and why, is said in `spacy_elmo/pipeline/config_upgrade.py`.
 """
 from pathlib import Path
 

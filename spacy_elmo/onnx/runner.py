@@ -2,12 +2,12 @@
 import re
 import threading
 from collections import OrderedDict
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Sequence, Union
 
 import numpy as np
 import onnxruntime
 
-from ..batching import Sentences, check_sentences, length_batches
+from ..batching import Sentences, check_sentences, in_length_batches
 from ..characters import CharacterMapper
 from ..errors import SpacyElmoError
 from ..paths import PathLike
@@ -72,12 +72,7 @@ class OnnxBiLM:
 
         RETURNS (List[np.ndarray]): per sentence a float32 array (n_layers, n_tokens, output_dim).
         """
-        check_sentences(sentences)
-        results: List[Optional[np.ndarray]] = [None] * len(sentences)
-        for batch in length_batches([len(s) for s in sentences], batch_size, max_tokens):
-            for index, array in zip(batch, self.embed_batch([sentences[i] for i in batch])):
-                results[index] = array
-        return results  # type: ignore[return-value]
+        return in_length_batches(sentences, self.embed_batch, batch_size, max_tokens)
 
     def embed_batch(self, sentences: Sentences) -> List[np.ndarray]:
         """Embed one batch in one run of the graph.
