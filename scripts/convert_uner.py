@@ -20,33 +20,15 @@ import typer
 from spacy.tokens import Doc, DocBin
 from spacy.training import biluo_tags_to_spans, iob_to_biluo
 
-from ud_text import open_text, spaces_from_text
+from spacy_elmo.corpora import read_iob2
 
 Sentence = Tuple[List[str], List[str], List[bool]]  # words, IOB2 tags, spaces
 
 
-def read_iob2(path: Path) -> Iterator[Sentence]:
+def read_sentences(path: Path) -> Iterator[Sentence]:
     """Sentences of a UNER file: (words, IOB2 tags, spaces after each word)."""
-    text, words, tags = "", [], []
-    with open_text(path) as lines:
-        for number, line in enumerate(lines, 1):
-            line = line.rstrip("\n")
-            if line.startswith("# text"):
-                text = line.split("=", 1)[1].strip()
-            elif line.startswith("#"):
-                continue
-            elif not line.strip():
-                if words:
-                    yield words, tags, spaces_from_text(words, text)
-                text, words, tags = "", [], []
-            else:
-                columns = line.split("\t")
-                if len(columns) < 3 or not (columns[2] == "O" or columns[2][:2] in ("B-", "I-")):
-                    raise ValueError(f"{path}:{number}: expected 'index<TAB>token<TAB>IOB2 tag', got {line!r}")
-                words.append(columns[1])
-                tags.append(columns[2])
-    if words:
-        yield words, tags, spaces_from_text(words, text)
+    for sentence in read_iob2(path):
+        yield sentence.words, sentence.tags, sentence.spaces()
 
 
 def to_docbin(sentences: List[Sentence], path: Path) -> None:
@@ -84,7 +66,7 @@ def main(
         path = uner_dir / f"en_ewt-ud-{name}.iob2"
         if not path.exists():
             raise SystemExit(f"{path} is missing: UNER_DIR must hold en_ewt-ud-train.iob2, -dev.iob2 and -test.iob2")
-        parts[name] = list(read_iob2(path))[: limit or None]
+        parts[name] = list(read_sentences(path))[: limit or None]
     if low_resource:
         if low_resource > len(parts["train"]):
             raise SystemExit(f"--low-resource {low_resource}: train has only {len(parts['train']):,} sentences")

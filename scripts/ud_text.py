@@ -1,8 +1,8 @@
-"""Reading helpers shared by the converters: plain or gzipped text, and spaces from `# text`."""
+"""Reading plain or gzipped text, for the converters and the corpus preparation."""
 
 import gzip
 from pathlib import Path
-from typing import List, TextIO
+from typing import TextIO
 
 
 def open_text(path: Path) -> TextIO:
@@ -12,16 +12,3 @@ def open_text(path: Path) -> TextIO:
     if str(path).endswith(".gz"):
         return gzip.open(path, "rt", encoding="utf8")
     return open(path, encoding="utf8")
-
-
-def spaces_from_text(words: List[str], text: str) -> List[bool]:
-    """Whether each word is followed by whitespace in `text`; all True if the words are not
-    found in order in `text` (some UNER `# text` lines predate tokenization fixes)."""
-    spaces, position = [], 0
-    for word in words:
-        found = text.find(word, position)
-        if found < 0 or text[position:found].strip():
-            return [True] * len(words)
-        position = found + len(word)
-        spaces.append(text[position : position + 1].isspace())
-    return spaces

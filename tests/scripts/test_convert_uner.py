@@ -1,6 +1,5 @@
 """scripts/convert_uner.py: the seeded random low-resource sample."""
 import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
@@ -10,12 +9,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def convert_uner():
-    sys.path.insert(0, str(REPO / "scripts"))  # for its `from ud_text import ...`
     spec = importlib.util.spec_from_file_location("convert_uner", REPO / "scripts" / "convert_uner.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    yield module
-    sys.path.remove(str(REPO / "scripts"))
+    return module
 
 
 def sentence(i):
