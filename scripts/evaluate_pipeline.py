@@ -68,12 +68,17 @@ def evaluate(nlp: Language, sentences: List[Doc], docs: List[Doc]) -> Dict[str, 
 
 
 def run_models(runs: Path) -> List[Path]:
-    """The pipelines to score: RUNS itself, or the model-best of each seedN/ in it."""
+    """The pipelines to score: RUNS itself, or the model-best of each finished seedN/ in it (with
+    train_seeds.py's done.json; a seed still training is left out, and said so)."""
     if (runs / "meta.json").is_file():
         return [runs]
-    models = sorted(runs.glob("seed*/model-best"), key=lambda path: int(path.parent.name[4:]))
+    seeds = sorted(runs.glob("seed*"), key=lambda path: int(path.name[4:]))
+    for seed in seeds:
+        if not (seed / "done.json").is_file():
+            print(f"{seed}: not finished (no done.json), left out", flush=True)
+    models = [seed / "model-best" for seed in seeds if (seed / "done.json").is_file()]
     if not models:
-        raise SystemExit(f"error: {runs} is neither a pipeline folder nor a folder of seedN/model-best")
+        raise SystemExit(f"error: {runs} is neither a pipeline folder nor a folder of finished seedN/ outputs (with done.json)")
     return models
 
 

@@ -2,8 +2,12 @@
 licences, requirements, test accuracy, speed), and its biLM saved as a reference to the bundled
 model it is (name + sha256) instead of a copy of the weights.
 
-    python scripts/package_pipeline.py training/pipeline/elmo/seed0/model-best pipelines/en_elmo_web_base \
+    python scripts/package_pipeline.py training/pipeline/elmo pipelines/en_elmo_web_base \
         --metrics metrics/pipeline/elmo.json --speed metrics/pipeline/speed.json
+
+MODEL is a trained pipeline, or a folder of seedN/ training outputs: then the seed whose
+model-best has the best dev score (the training's own weighted score) ships; test scores do not
+take part in the choice.
 
 Then `python -m spacy package pipelines/en_elmo_web_base dist --build wheel` builds the wheel.
 """
@@ -87,6 +91,27 @@ def pipeline_meta(meta: Dict[str, Any], name: str, version: str, scores: Optiona
     return meta
 
 
+def dev_score(model: Path) -> float:
+    """The weighted dev score `spacy train` chose model-best by (its score_weights, its meta)."""
+    weights = spacy.util.load_config(model / "config.cfg")["training"]["score_weights"]
+    performance = json.loads((model / "meta.json").read_text(encoding="utf8"))["performance"]
+    return sum(weight * performance[key] for key, weight in weights.items() if weight and key in performance)
+
+
+def best_seed(runs: Path) -> Path:
+    """The model-best of the finished seed (train_seeds.py's done.json) with the best dev score
+    among RUNS/seedN; a folder that is a pipeline itself comes back as it is."""
+    if (runs / "meta.json").is_file():
+        return runs
+    candidates = sorted(seed / "model-best" for seed in runs.glob("seed*") if (seed / "done.json").is_file())
+    if not candidates:
+        raise SystemExit(f"error: {runs} is neither a pipeline nor a folder of finished seedN/ outputs (with done.json)")
+    scores = {model: dev_score(model) for model in candidates}
+    for model, score in scores.items():
+        print(f"{model}: dev score {score:.4f}")
+    return max(scores, key=scores.get)
+
+
 def next_minor(version: str) -> str:
     """The first version of the next minor release: "0.2.0" -> "0.3.0"."""
     major, minor = version.split(".")[:2]
@@ -94,7 +119,7 @@ def next_minor(version: str) -> str:
 
 
 def main(
-    model: Path = typer.Argument(..., help="The trained pipeline (e.g. a model-best folder)"),
+    model: Path = typer.Argument(..., help="The trained pipeline, or a folder of seedN/ outputs (the best seed on dev ships)"),
     output: Path = typer.Argument(..., help="The folder to write (e.g. pipelines/en_elmo_web_base)"),
     name: str = typer.Option("elmo_web_base", help="The pipeline's name without the language (spaCy: {lang}_{name})"),
     version: str = typer.Option("0.1.0", help="The pipeline's version"),
@@ -102,12 +127,13 @@ def main(
     speed: Optional[Path] = typer.Option(None, help="trained_pipeline_speed.py's JSON: words/s of the `elmo` entry"),
 ) -> None:
     """Write the pipeline with its meta; its biLM as a bundled reference where it is one."""
+    model = best_seed(model)
     nlp = spacy.load(model)
     bundled = reference_bundled_bilm(nlp)
     scores = None
     if metrics is not None:
         runs = json.loads(metrics.read_text(encoding="utf8"))["runs"]
-        matching = [run for run in runs if Path(run["model"]).resolve() == model.resolve()]
+        matching = [run for run in runs if Path(run["model"]).expanduser().resolve() == model.resolve()]
         if not matching:
             raise SystemExit(f"error: {metrics} has no scores of {model}")
         scores = matching[0]["scores"]

@@ -1,2 +1,2 @@
 """The package version (one home, read by setup.cfg and by what records the writer of a file)."""
-__version__ = "0.2.0"
+__version__ = "0.3.0"

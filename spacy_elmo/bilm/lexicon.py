@@ -3,21 +3,20 @@
 ELMoForManyLangs (Che et al., 2018; HIT-SCIR/ELMoForManyLangs) replaces bilm-tf's 262 byte ids
 with a character vocabulary learned from the training text, and concatenates a word embedding
 to the character CNN's output. A `Lexicon` maps token strings to those ids, exactly as the
-original's `create_one_batch` (elmoformanylangs/frontend.py) fills its batches.
+original's `create_one_batch` (elmoformanylangs/frontend.py) fills its batches, through its
+`LexiconMapper` (`spacy_elmo.characters`, no torch: the ONNX runner's mapping too).
 """
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..characters import BOS_TOKEN, EOS_TOKEN
+from ..characters import CHARACTER_SPECIALS, PAD, WORD_SPECIALS, LexiconMapper
 from .errors import ModelFormatError
 
 OPTIONS_KEY = "lexicon"
 CONVENTION = "elmoformanylangs"
-BOS, EOS, OOV, PAD, BOW, EOW = "<bos>", "<eos>", "<oov>", "<pad>", "<bow>", "<eow>"
-CHARACTER_SPECIALS = (BOS, EOS, OOV, PAD, BOW, EOW)
-WORD_SPECIALS = (BOS, EOS, OOV)
 
 
 @dataclass(frozen=True)
@@ -89,26 +88,12 @@ class Lexicon:
     def pad_id(self) -> int:
         return self.characters[PAD]
 
-    def encode(self, tokens: Sequence[str]) -> np.ndarray:
-        """The int64 array (len(tokens), M + 1): each token's M character ids, then its word id.
+    @cached_property
+    def mapper(self) -> LexiconMapper:
+        """The torch-free token mapping of these vocabularies."""
+        return LexiconMapper(self.characters, self.words, self.max_characters)
 
-        As the original: tokens are cut to M - 2 characters (code points) before both look-ups;
-        the first slot holds the id of "<eow>" and the slot after the last character that of
-        "<bow>" (its `create_one_batch` assigns them swapped, and the models were trained so);
-        unknown characters and words map to "<oov>".
-        """
-        chars, words = self.characters, self.words
-        first, last, oov = chars[EOW], chars[BOW], chars[OOV]
-        word_oov = words.get(OOV, 0)
-        ids = np.full((len(tokens), self.max_characters + 1), self.pad_id, dtype=np.int64)
-        ids[:, 0] = first
-        for row, token in enumerate(tokens):
-            token = BOS if token == BOS_TOKEN else EOS if token == EOS_TOKEN else token
-            if token in (BOS, EOS):
-                ids[row, 1], ids[row, 2] = chars[token], last
-            else:
-                token = token[: self.max_characters - 2]
-                ids[row, 1 : len(token) + 1] = [chars.get(c, oov) for c in token]
-                ids[row, len(token) + 1] = last
-            ids[row, -1] = words.get(token, word_oov)
-        return ids
+    def encode(self, tokens: Sequence[str]) -> np.ndarray:
+        """The int64 array (len(tokens), M + 1): each token's M character ids, then its word id
+        (`LexiconMapper.encode`, the original's convention)."""
+        return self.mapper.encode(tokens)

@@ -147,8 +147,9 @@ class OnnxShim(Shim):
                 "elmo model: runtime \"onnxruntime\", but the pipeline holds its biLM for runtime \"torch\"; load it "
                 "with runtime \"torch\", as its config says, or initialize a model on runtime \"onnxruntime\" and save that"
             )
-        header_line, graph = state[len(MAGIC) :].split(b"\n", 1)
-        header = json.loads(header_line)
+        # One copy of the graph (tens to hundreds of MB), not a copy of the state and then of the graph.
+        end = state.index(b"\n", len(MAGIC))
+        header, graph = json.loads(state[len(MAGIC) : end]), state[end + 1 :]
         if header.get("format", 1) != FORMAT_VERSION:
             raise SpacyElmoError(
                 f"elmo model: the pipeline's ONNX graph is in graph format {header.get('format', 1)} (written by "

@@ -5,14 +5,23 @@ from pathlib import Path
 
 import torch
 
-from ..bilm.errors import ModelFormatError
 from ..bilm.lexicon import Lexicon
 from ..bilm.model import BiLM
 from ..bilm.quantization import is_int8
 from ..errors import SpacyElmoError
 from ..paths import PathLike
 from .graph import BiLMGraph
-from .interface import DEFAULT_OPSET, EMBEDDINGS_NAME, INPUT_NAME, INPUT_NAMES, KNOWN_NAME, OPSETS, OUTPUT_NAME, OUTPUT_NAMES
+from .interface import (
+    DEFAULT_OPSET,
+    EMBEDDINGS_NAME,
+    INPUT_NAMES,
+    KNOWN_NAME,
+    LEXICON_INPUT_NAMES,
+    LEXICON_KEY,
+    OPSETS,
+    OUTPUT_NAME,
+    OUTPUT_NAMES,
+)
 
 
 def export_onnx(bilm: BiLM, path: PathLike, *, opset: int = DEFAULT_OPSET, int8: bool = False) -> Path:
@@ -27,8 +36,12 @@ def export_onnx(bilm: BiLM, path: PathLike, *, opset: int = DEFAULT_OPSET, int8:
     gives, zero at padding; "token_embeddings" float32 (n_new, P), to be passed as "known"
     later (`OnnxBiLM` caches them, so the character CNN runs once per token string). Stateless only: no LSTM state is carried across calls
     (`embed_batch(stateful=True)`, bilm-tf's and AllenNLP's replay, has no ONNX counterpart).
+    A biLM with learned vocabularies (ELMoForManyLangs) takes "lexicon_ids" int64 (n_new,
+    max_characters + 1) (`Lexicon.encode`: character ids, then the word id) in place of
+    "char_ids"; its character and word embeddings are in the graph, its vocabularies in the
+    graph's metadata ("spacy_elmo.lexicon", `LexiconMapper.to_json`), which `OnnxBiLM` reads.
 
-    bilm (BiLM): a float32 biLM on the CPU with byte-level characters.
+    bilm (BiLM): a float32 biLM on the CPU.
     path (PathLike): the .onnx file to write (overwritten).
     opset (int): the ONNX opset, 13 to 20.
     int8 (bool): write the int8 copy of the float32 graph (ONNX Runtime's dynamic quantization).
@@ -38,8 +51,6 @@ def export_onnx(bilm: BiLM, path: PathLike, *, opset: int = DEFAULT_OPSET, int8:
         raise SpacyElmoError("this biLM is quantized to int8 in torch; export its float32 weights (int8 ONNX: quantize_onnx)")
     if bilm.dtype != torch.float32 or bilm.device.type != "cpu":
         raise SpacyElmoError(f"ONNX export takes a float32 biLM on the CPU, not {bilm.dtype} on {bilm.device}")
-    if isinstance(bilm.characters, Lexicon):
-        raise ModelFormatError("this biLM has a learned character vocabulary (ELMoForManyLangs); ONNX export takes byte ids")
     if opset not in OPSETS:
         raise SpacyElmoError(f"opset {opset} is not supported; use {OPSETS.start} to {OPSETS.stop - 1}")
     path = Path(path)
@@ -49,6 +60,8 @@ def export_onnx(bilm: BiLM, path: PathLike, *, opset: int = DEFAULT_OPSET, int8:
         with tempfile.TemporaryDirectory(prefix="spacy-elmo-") as folder:
             return quantize_onnx(export_onnx(bilm, Path(folder) / "float32.onnx", opset=opset), path)
     dim = bilm.output_dim // 2  # the token embedding's width, P
+    lexicon = bilm.characters if isinstance(bilm.characters, Lexicon) else None
+    input_names = INPUT_NAMES if lexicon is None else LEXICON_INPUT_NAMES
     example = (
         torch.from_numpy(bilm.characters.encode(["Export", "me"])),
         torch.zeros((1, dim), dtype=torch.float32),
@@ -65,13 +78,13 @@ def export_onnx(bilm: BiLM, path: PathLike, *, opset: int = DEFAULT_OPSET, int8:
             str(path),
             dynamo=False,
             opset_version=opset,
-            input_names=list(INPUT_NAMES),
+            input_names=list(input_names),
             output_names=list(OUTPUT_NAMES),
             dynamic_axes={
-                INPUT_NAME: {0: "n_new"},
+                input_names[0]: {0: "n_new"},
                 KNOWN_NAME: {0: "n_known"},
-                INPUT_NAMES[2]: {0: "batch", 1: "n_tokens"},
-                INPUT_NAMES[3]: {0: "batch"},
+                input_names[2]: {0: "batch", 1: "n_tokens"},
+                input_names[3]: {0: "batch"},
                 OUTPUT_NAME: {1: "batch", 2: "n_tokens"},
                 EMBEDDINGS_NAME: {0: "n_new"},
             },
@@ -84,6 +97,8 @@ def export_onnx(bilm: BiLM, path: PathLike, *, opset: int = DEFAULT_OPSET, int8:
     dims[0].dim_value, dims[3].dim_value = bilm.n_layers, bilm.output_dim
     model.graph.output[1].type.tensor_type.shape.dim[1].dim_value = dim
     model.graph.input[1].type.tensor_type.shape.dim[1].dim_value = dim
+    if lexicon is not None:
+        model.metadata_props.add(key=LEXICON_KEY, value=lexicon.mapper.to_json())
     onnx.checker.check_model(model, full_check=True)
     onnx.save(model, str(path))
     return path

@@ -1,18 +1,20 @@
 """The whole stateless biLM as one export-only module: character ids in, every layer out."""
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import torch
 from torch import Tensor, nn
 
+from ..bilm.lexicon import Lexicon
 from ..bilm.model import BiLM
-from ..characters import BOS_TOKEN, EOS_TOKEN, PAD_CHAR
+from ..characters import BOS_TOKEN, EOS_TOKEN
 from .lstm import ExportLstm
 
 
 class BiLMGraph(nn.Module):
     """The stateless forward of a float32 `BiLM` (its `embed_batch`) in ONNX-friendly ops.
 
-    Takes (K, M) int64 character ids of the tokens to encode (rows of `CharacterMapper.encode`),
+    Takes (K, M) int64 character ids of the tokens to encode (rows of `CharacterMapper.encode`;
+    with learned vocabularies, (K, M + 1) rows of `Lexicon.encode`, the word id last),
     (H, P) float32 token embeddings known already (the runner's cache), (B, T) int64 indices of
     each slot's embedding in [known; new] and (B,) int64 sentence lengths (slots after a
     sentence's tokens are padding, their index any valid row). Returns (n_layers, B, T, 2P)
@@ -29,6 +31,7 @@ class BiLMGraph(nn.Module):
         super().__init__()
         config = bilm.config
         self.encoder = bilm.token_encoder
+        self.word_column = isinstance(bilm.characters, Lexicon)  # ELMoForManyLangs: M character ids, then the word id
         self.max_filter_width = config.max_filter_width
         self.activation = torch.relu if config.activation == "relu" else torch.tanh
         self.skip_connections = config.use_skip_connections
@@ -63,18 +66,25 @@ class BiLMGraph(nn.Module):
 
     def _token_embeddings(self, char_ids: Tensor) -> Tensor:
         """The character CNN, highway layers and projection of `CharTokenEncoder`, (N, M) ids to
-        (N, P), in one batch (the encoder's grouping by length is exact but data-dependent)."""
+        (N, P), in one batch (the encoder's grouping by length is exact but data-dependent); with
+        learned vocabularies, (N, M + 1) ids and the word embedding (`LexiconTokenEncoder`)."""
+        encoder = self.encoder
         # As the encoder does: trailing PAD positions leave every max-pool unchanged while each
         # filter still sees one all-PAD window, so keep the longest token plus the widest filter.
-        used = ((char_ids != PAD_CHAR) & (char_ids != 0)).sum(dim=1)
+        used = encoder._used_lengths(char_ids)
+        words: Optional[Tensor] = None
+        if self.word_column:
+            char_ids, words = char_ids[:, :-1], char_ids[:, -1]
         keep = torch.clamp(used.max() + self.max_filter_width, max=char_ids.shape[1])
         char_ids = torch.index_select(char_ids, 1, torch.arange(keep))
-        encoder = self.encoder
         chars = encoder.char_embedding(char_ids).transpose(1, 2)  # (N, E, M')
         pooled = [conv(chars).max(dim=-1).values for conv in encoder.convolutions]
         x = self.activation(torch.cat(pooled, dim=-1))
         for highway in encoder.highways:
             x = highway(x)
+        word_embedding = getattr(encoder, "word_embedding", None)
+        if words is not None and word_embedding is not None:
+            x = torch.cat([word_embedding(words), x], dim=-1)
         return encoder.projection(x) if encoder.projection is not None else x
 
 

@@ -8,14 +8,18 @@ import numpy as np
 import onnxruntime
 
 from ..batching import Sentences, check_sentences, in_length_batches
-from ..characters import CharacterMapper
+from ..characters import CharacterMapper, LexiconMapper
 from ..errors import SpacyElmoError
 from ..paths import PathLike
 from ..runtime import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
-from .interface import FORMAT_VERSION, INPUT_NAME, INPUT_NAMES, OUTPUT_NAME, OUTPUT_NAMES
+from .interface import FORMAT_VERSION, INPUT_NAME, INPUT_NAMES, LEXICON_INPUT_NAME, LEXICON_INPUT_NAMES, LEXICON_KEY, OUTPUT_NAME, OUTPUT_NAMES
 
 # The token cache's bound, as the torch biLM's (`spacy_elmo.bilm.token_cache`, which needs torch).
 DEFAULT_CACHE_BYTES = 64 * 2**20
+# What one more run of the graph costs per LSTM step, in rows of a step (each step reads the LSTM
+# weights once per run, whatever its rows): `_length_groups` splits a batch by length where the
+# padding it saves outweighs that (docs/performance.md, ONNX Runtime).
+STEP_COST_ROWS = 8
 
 # What ONNX Runtime raises for a model it cannot load (its own classes, not RuntimeError).
 _STATE = onnxruntime.capi.onnxruntime_pybind11_state
@@ -30,7 +34,8 @@ class OnnxGraphError(SpacyElmoError):
 
 class OnnxBiLM:
     """An exported biLM on ONNX Runtime's CPU provider, with the embedding API of `BiLM`
-    (stateless only).
+    (stateless only). Tokens map to UTF-8 byte ids (`CharacterMapper`), or for a biLM with learned
+    vocabularies (ELMoForManyLangs) to ids in the vocabularies of the graph's metadata (`LexiconMapper`).
 
     model (Union[PathLike, bytes]): the .onnx file (float32 or quantized), or its bytes.
     threads (int): ONNX Runtime's intra-op threads; 0: its default (one per physical core).
@@ -49,7 +54,8 @@ class OnnxBiLM:
         except LOAD_ERRORS as err:
             raise OnnxGraphError(f"ONNX Runtime {onnxruntime.__version__} cannot load this graph: {_reason(err)}") from None
         model_input, output = _check_interface(self.session.get_inputs(), self.session.get_outputs())
-        self.characters = CharacterMapper(model_input.shape[1])
+        self.characters = _token_mapper(self.session, model_input)
+        self._input_name: str = model_input.name
         self.n_layers: int = output.shape[0]
         self.output_dim: int = output.shape[3]
         self.token_dim = self.output_dim // 2
@@ -75,11 +81,24 @@ class OnnxBiLM:
         return in_length_batches(sentences, self.embed_batch, batch_size, max_tokens)
 
     def embed_batch(self, sentences: Sentences) -> List[np.ndarray]:
-        """Embed one batch in one run of the graph.
+        """Embed one batch: in one run of the graph, or where its lengths differ a lot, in one run
+        per group of similar lengths (`_length_groups`): the graph runs every row of a run for as
+        many LSTM steps as its longest sentence, while the torch biLM drops the finished rows.
 
         RETURNS (List[np.ndarray]): per sentence a float32 array (n_layers, n_tokens, output_dim).
         """
         check_sentences(sentences)
+        groups = _length_groups([len(sentence) for sentence in sentences])
+        if len(groups) == 1:
+            return self._run(sentences)
+        results: List[np.ndarray] = [np.empty(0, dtype=np.float32)] * len(sentences)
+        for group in groups:
+            for index, result in zip(group, self._run([sentences[i] for i in group])):
+                results[index] = result
+        return results
+
+    def _run(self, sentences: Sentences) -> List[np.ndarray]:
+        """Embed `sentences` in one run of the graph."""
         n_tokens = max((len(sentence) for sentence in sentences), default=0)
         if n_tokens == 0:  # no tokens at all: the graph's loops need a step
             return [np.zeros((self.n_layers, 0, self.output_dim), dtype=np.float32) for _ in sentences]
@@ -106,7 +125,7 @@ class OnnxBiLM:
         for row, sentence in enumerate(sentences):
             token_index[row, : len(sentence)] = [order[token] for token in sentence]
         inputs = {
-            INPUT_NAME: self.characters.encode(new),
+            self._input_name: self.characters.encode(new),
             INPUT_NAMES[1]: np.stack(vectors) if vectors else np.zeros((0, self.token_dim), dtype=np.float32),
             INPUT_NAMES[2]: token_index,
             INPUT_NAMES[3]: np.array([len(sentence) for sentence in sentences], dtype=np.int64),
@@ -122,9 +141,37 @@ class OnnxBiLM:
         return [layers[:, row, : len(sentence)].copy() for row, sentence in enumerate(sentences)]
 
 
+def _length_groups(lengths: Sequence[int], step_rows: int = STEP_COST_ROWS) -> List[List[int]]:
+    """The rows of a batch in runs of the graph: groups of rows by descending length that
+    minimize the LSTM work, each run costing (rows + `step_rows`) × its longest length. One group
+    where the lengths are close; rows of one length are never split.
+    """
+    distinct = sorted(set(lengths), reverse=True)
+    if len(distinct) <= 1:
+        return [list(range(len(lengths)))]
+    counts = [lengths.count(length) for length in distinct]
+    # cost[end]: least work for the distinct lengths before `end`; start[end]: where its last run starts.
+    cost, start = [0] + [0] * len(distinct), [0] * (len(distinct) + 1)
+    for end in range(1, len(distinct) + 1):
+        rows, options = 0, []
+        for first in range(end - 1, -1, -1):
+            rows += counts[first]
+            options.append((cost[first] + distinct[first] * (rows + step_rows), first))
+        cost[end], start[end] = min(options)
+    bounds, end = [], len(distinct)
+    while end > 0:
+        bounds.append((start[end], end))
+        end = start[end]
+    group_of = {length: number for number, (first, stop) in enumerate(reversed(bounds)) for length in distinct[first:stop]}
+    groups: List[List[int]] = [[] for _ in bounds]
+    for index, length in enumerate(lengths):
+        groups[group_of[length]].append(index)
+    return groups
+
+
 def _check_interface(inputs: Sequence[Any], outputs: Sequence[Any]) -> Any:
-    """The character input and layers output of a biLM graph (`export_onnx`'s interface, format
-    2), else an OnnxGraphError."""
+    """The character input (byte ids or a learned vocabulary's) and layers output of a biLM graph
+    (`export_onnx`'s interface, format 2), else an OnnxGraphError."""
     described = "; ".join(f"{arg.name} {arg.type} {arg.shape}" for arg in [*inputs, *outputs])
     if [arg.name for arg in inputs] == [INPUT_NAME] and [arg.name for arg in outputs] == [OUTPUT_NAME]:
         raise OnnxGraphError(
@@ -134,7 +181,7 @@ def _check_interface(inputs: Sequence[Any], outputs: Sequence[Any]) -> Any:
     types = ("tensor(int64)", "tensor(float)", "tensor(int64)", "tensor(int64)")
     ranks = (2, 2, 2, 1)
     fits = (
-        tuple(arg.name for arg in inputs) == INPUT_NAMES
+        tuple(arg.name for arg in inputs) in (INPUT_NAMES, LEXICON_INPUT_NAMES)
         and tuple(arg.name for arg in outputs) == OUTPUT_NAMES
         and all((arg.type, len(arg.shape)) == (t, r) for arg, t, r in zip(inputs, types, ranks))
         and (outputs[0].type, len(outputs[0].shape), outputs[1].type, len(outputs[1].shape)) == ("tensor(float)", 4, "tensor(float)", 2)
@@ -143,9 +190,26 @@ def _check_interface(inputs: Sequence[Any], outputs: Sequence[Any]) -> Any:
     if not fits:
         raise OnnxGraphError(
             f"this ONNX graph is not a biLM written by export_onnx ({described}); a biLM graph takes {INPUT_NAME} "
-            f"int64 (n_new, max_characters) and gives {OUTPUT_NAME} float32 (n_layers, batch, n_tokens, width)"
+            f"int64 (n_new, max_characters) or {LEXICON_INPUT_NAME} int64 (n_new, max_characters + 1) and gives {OUTPUT_NAME} float32 (n_layers, batch, n_tokens, width)"
         )
     return inputs[0], outputs[0]
+
+
+def _token_mapper(session: onnxruntime.InferenceSession, model_input: Any) -> Union[CharacterMapper, LexiconMapper]:
+    """How the graph's character input maps tokens: UTF-8 bytes, or the learned vocabularies
+    (ELMoForManyLangs) that its metadata holds."""
+    if model_input.name == INPUT_NAME:
+        return CharacterMapper(model_input.shape[1])
+    text = session.get_modelmeta().custom_metadata_map.get(LEXICON_KEY)
+    if text is None:
+        raise OnnxGraphError(
+            f"this ONNX graph takes {LEXICON_INPUT_NAME} (a learned character vocabulary, ELMoForManyLangs), but its "
+            f"metadata lacks {LEXICON_KEY!r}, the vocabularies; export the biLM again with export_onnx"
+        )
+    try:
+        return LexiconMapper.from_json(text, model_input.shape[1] - 1)
+    except ValueError as err:
+        raise OnnxGraphError(f"this ONNX graph's metadata {LEXICON_KEY!r} is not the vocabularies export_onnx writes: {err}") from None
 
 
 def _reason(err: Exception) -> str:

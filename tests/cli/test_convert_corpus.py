@@ -6,7 +6,7 @@ from spacy.tokens import DocBin
 from typer.testing import CliRunner
 
 from spacy_elmo.cli.main import app
-from tests.corpora.test_corpus_docs import CONLLU, IOB2
+from tests.corpora.test_docs import CONLLU, IOB2
 
 runner = CliRunner()
 

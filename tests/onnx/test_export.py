@@ -14,7 +14,7 @@ from spacy_elmo.bilm.quantization import quantize_int8  # noqa: E402
 from spacy_elmo.errors import SpacyElmoError  # noqa: E402
 from spacy_elmo.onnx import OnnxBiLM, export_onnx  # noqa: E402
 
-from ..conftest import FIXTURES, TINY_CONFIG, random_bilm  # noqa: E402
+from ..conftest import TINY_CONFIG, random_bilm  # noqa: E402
 
 ATOL = 1e-5
 SENTENCES = [
@@ -127,8 +127,6 @@ def test_refusals(tmp_path):
         export_onnx(quantize_int8(random_bilm()), tmp_path / "int8.onnx")
     with pytest.raises(SpacyElmoError, match="float32 biLM on the CPU"):
         export_onnx(random_bilm().to(torch.bfloat16), tmp_path / "bf16.onnx")
-    with pytest.raises(SpacyElmoError, match="learned character vocabulary"):
-        export_onnx(load_bilm(FIXTURES / "efml"), tmp_path / "efml.onnx")
     with pytest.raises(SpacyElmoError, match="opset 12 is not supported"):
         export_onnx(random_bilm(), tmp_path / "old.onnx", opset=12)
     assert not list(tmp_path.iterdir())

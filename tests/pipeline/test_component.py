@@ -6,8 +6,6 @@ import numpy as np
 import pytest
 import spacy
 
-from spacy_elmo.layers.segments import split_windows
-
 from .helpers import elmo_config, elmo_nlp, model_config
 
 TEXT = "The cat sat on the mat. It was happy there!"
@@ -112,18 +110,6 @@ def test_feature_cache_keys_on_sentence_starts(model_files):
         np.testing.assert_allclose(cached, np.concatenate(direct(nlp, sentences), axis=1), rtol=1e-6, atol=1e-6)
         np.testing.assert_array_equal(elmo._cached_layers([doc])[0], cached)  # served from the cache
     assert elmo.feature_cache.hits == 2
-
-
-def test_windows_keep_each_token_once_from_its_most_central_window():
-    for n, window, stride in [(5, 8, 6), (20, 8, 6), (21, 8, 8), (100, 10, 3), (9, 8, 1)]:
-        kept = []
-        for tokens, (start, end) in split_windows(tuple(range(n)), window, stride):
-            assert len(tokens) <= window and 0 <= start < end <= len(tokens)
-            kept.extend(tokens[start:end])
-        assert kept == list(range(n))
-    # 20 tokens, window 8, stride 6: windows start at 0, 6, 12; switches in mid-overlap.
-    pieces = [(t[0], keep) for t, keep in split_windows(tuple(range(20)), 8, 6)]
-    assert pieces == [(0, (0, 7)), (6, (1, 7)), (12, (1, 8))]
 
 
 def test_long_doc_runs_in_bounded_windows(model_files, monkeypatch):
@@ -284,3 +270,25 @@ def test_a_layer_index_written_as_text_or_a_whole_float_is_that_index():
         assert spacy.blank("en").add_pipe("elmo", config={"layer": written}).settings.layer == 1
     with pytest.raises(ValueError, match="'layer' must be an index or one of .* got 1.5"):
         spacy.blank("en").add_pipe("elmo", config={"layer": 1.5})
+
+
+def test_replace_listeners_config_swaps_every_listener_block_for_an_embed_block():
+    from spacy_elmo.pipeline.component import _replace_listener_cfg
+
+    model_block = {"@architectures": "spacy-elmo.ElmoModel.v1", "bilm": "en_small", "context": "auto"}
+    static = {"@architectures": "spacy.MultiHashEmbed.v2", "width": 8}
+    tok2vec = {
+        "@architectures": "spacy.Tok2Vec.v2",
+        "embed": {"@architectures": "spacy-elmo.ElmoListener.v1", "width": 8, "upstream": "elmo", "static_embed": static},
+        "encode": {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": 8},
+    }
+    rewritten = _replace_listener_cfg(model_block, tok2vec, frozen=False)
+    assert rewritten["encode"] == tok2vec["encode"] and rewritten["@architectures"] == "spacy.Tok2Vec.v2"
+    assert rewritten["embed"] == {
+        "@architectures": "spacy-elmo.ElmoEmbed.v1",
+        "width": 8,
+        "static_embed": static,
+        "frozen_elmo": False,
+        "elmo": model_block,
+    }
+    assert tok2vec["embed"]["@architectures"] == "spacy-elmo.ElmoListener.v1"  # the input is left alone

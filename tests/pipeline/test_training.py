@@ -110,19 +110,6 @@ def test_feature_cache_runs_a_frozen_biLM_once_per_sentence(model_files):
     assert len(uncached.get_pipe("elmo").feature_cache) == 0
 
 
-def test_feature_cache_drops_entries_beyond_its_bound():
-    from spacy_elmo.pipeline.feature_cache import FeatureCache
-
-    cache = FeatureCache(max_bytes=1000)
-    small, big = np.ones((3, 2, 32), np.float32), np.ones((3, 3, 32), np.float32)  # 768 and 1152 bytes
-    cache.put(("a", "b"), small)
-    cache.put(("c", "d", "e"), big)
-    cache.put(("f", "g"), small)
-    assert len(cache) == 1 and cache.n_bytes == 768 and cache.get(("c", "d", "e")) is None
-    with pytest.raises(ValueError):
-        cache.get(("a", "b"))[0, 0, 0] = 5.0
-
-
 def test_fine_tuning_updates_the_biLM(model_files):
     nlp = ner_nlp(model_files, elmo_config={"frozen": False})
     train_examples = examples(nlp)

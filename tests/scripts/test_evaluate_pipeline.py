@@ -42,3 +42,13 @@ def test_the_table_gives_mean_sd_per_variant_and_the_gain(tmp_path: Path):
     assert "| POS (UPOS) | 96.00 ± 1.41 | 94.00 ± 0.00 | +2.00 |" in lines
     assert "| ENTS_F PER | 96.00 ± 1.41 | 94.00 ± 0.00 | +2.00 |" in lines
     assert not any(line.startswith("| LAS") for line in lines)  # no parser scores: no row
+
+
+def test_only_finished_seeds_are_scored(tmp_path, capsys):
+    evaluate = script("evaluate_pipeline")
+    for seed in (0, 1, 10):
+        (tmp_path / f"seed{seed}" / "model-best").mkdir(parents=True)
+    for seed in (0, 10):
+        (tmp_path / f"seed{seed}" / "done.json").write_text("{}")
+    assert evaluate.run_models(tmp_path) == [tmp_path / "seed0" / "model-best", tmp_path / "seed10" / "model-best"]
+    assert "seed1: not finished (no done.json), left out" in capsys.readouterr().out

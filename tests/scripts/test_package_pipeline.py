@@ -49,6 +49,24 @@ def trained(tmp_path_factory) -> Path:
     return path
 
 
+def test_the_best_finished_seed_on_dev_ships(tmp_path: Path):
+    sys.path.insert(0, str(REPO / "scripts"))
+    from package_pipeline import best_seed
+
+    config = "[training]\n\n[training.score_weights]\ntag_acc = 0.5\nents_f = 0.5\nents_p = 0.0\nlemma_acc = null\n"
+    for seed, (tag, ents, done) in enumerate([(0.90, 0.60, True), (0.80, 0.80, True), (0.99, 0.99, False)]):
+        model = tmp_path / f"seed{seed}" / "model-best"
+        model.mkdir(parents=True)
+        (model / "config.cfg").write_text(config)
+        (model / "meta.json").write_text(json.dumps({"performance": {"tag_acc": tag, "ents_f": ents, "ents_p": 1.0}}))
+        if done:
+            (model.parent / "done.json").write_text("{}")
+    assert best_seed(tmp_path) == tmp_path / "seed1" / "model-best"  # 0.80 > 0.75; seed 2 is unfinished
+    assert best_seed(tmp_path / "seed0" / "model-best") == tmp_path / "seed0" / "model-best"
+    with pytest.raises(SystemExit, match="finished seedN"):
+        best_seed(tmp_path / "seed2")
+
+
 @pytest.mark.slow
 def test_the_packaged_wheel_installs_offline_and_annotates_the_same(trained: Path, tmp_path: Path):
     shipped = tmp_path / "en_elmo_test"

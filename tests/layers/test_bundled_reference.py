@@ -7,8 +7,11 @@ import pytest
 import spacy
 import torch
 
+from spacy_elmo.bilm import load_bilm, save_bilm
 from spacy_elmo.layers import bundled_reference
 from spacy_elmo.layers.bundled_reference import BundledReferenceError, sha256
+
+from ..conftest import random_bilm
 
 TEXT = "We saw a play."
 
@@ -56,3 +59,29 @@ def test_other_weights_under_the_name_are_refused(saved: Path, tmp_path: Path):
     model.write_bytes(model.read_bytes().replace(real.encode(), ("0" * 64).encode()))
     with pytest.raises(BundledReferenceError, match="has other weights than the one the pipeline was trained with"):
         spacy.load(copy)
+
+
+def test_bundled_folder_names_only_a_bundled_model(tmp_path: Path):
+    assert bundled_reference.bundled_folder(None).name == "en_base_v2"  # the default
+    assert bundled_reference.bundled_folder("en_base").name == "en_base"
+    assert bundled_reference.bundled_folder(str(save_bilm(random_bilm(), tmp_path / "mine"))) is None
+    assert bundled_reference.bundled_folder(str(tmp_path / "missing")) is None
+
+
+def test_a_marked_biLM_saves_its_name_and_hash_until_its_weights_change():
+    folder = bundled_reference.bundled_folder("en_base")
+    bilm = load_bilm(folder, device="cpu")
+    assert bundled_reference.reference_bytes(bilm) is None  # not marked
+    bundled_reference.mark(bilm, folder)
+    data = bundled_reference.reference_bytes(bilm)
+    assert bundled_reference.is_reference(data) and not bundled_reference.is_reference(b"\x08\x00" + data)
+    assert bundled_reference.resolve_reference(data) == folder
+    with torch.no_grad():
+        next(bilm.parameters()).add_(1.0)
+    assert bundled_reference.reference_bytes(bilm) is None
+
+
+@pytest.mark.parametrize("body", [b"not json", b'{"name": "en_base"}', b'["en_base"]'])
+def test_an_unreadable_reference_is_one_clear_error(body: bytes):
+    with pytest.raises(BundledReferenceError, match="^the pipeline's elmo model names a bundled biLM in an unreadable form; save it again$"):
+        bundled_reference.resolve_reference(bundled_reference.MAGIC + body)

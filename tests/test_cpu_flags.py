@@ -7,7 +7,7 @@ import spacy
 from spacy_elmo import cpu_flags
 from spacy_elmo.bilm.quantization import to_compute_dtype
 
-from ..conftest import random_bilm
+from .conftest import random_bilm
 
 EMULATED = "compute dtype bfloat16 on this CPU (no avx512_bf16 or amx_bf16) is emulated and slower than float32; use float32 (exact) or int8 (faster)"
 

@@ -1,4 +1,6 @@
-"""The thinc layers: scalar mix gradients, listener fallbacks."""
+"""The listener (`ElmoListener`): reading `doc._.elmo` or the batch its upstream handed over, the
+fallbacks and their errors; and the listener tok2vec built on it (`spacy-elmo.ElmoListener.v1`,
+`spacy_elmo/architectures.py`)."""
 import numpy as np
 import pytest
 import spacy
@@ -6,44 +8,7 @@ from thinc.api import NumpyOps
 
 from spacy_elmo.architectures import build_elmo_listener_v1
 from spacy_elmo.layers.listener import ElmoListener
-from spacy_elmo.layers.layer_mix import LayerMix
 from spacy_elmo.pipeline.extensions import install_extensions
-
-
-def mix_with(weights, gamma):
-    model = LayerMix()
-    model.initialize(X=[np.zeros((3, 1, 4), dtype=np.float32)])
-    model.set_param("W", np.asarray(weights, dtype=np.float32))
-    model.set_param("gamma", np.asarray([gamma], dtype=np.float32))
-    return model
-
-
-def test_layer_mix_forward_and_gradients_match_finite_differences():
-    rng = np.random.default_rng(0)
-    X = [rng.normal(size=(3, n, 4)).astype(np.float32) for n in (2, 0, 3)]
-    dY = [rng.normal(size=(n, 4)).astype(np.float32) for n in (2, 0, 3)]
-    weights, gamma = np.array([0.3, -0.2, 0.5]), 1.7
-    model = mix_with(weights, gamma)
-    Y, backprop = model.begin_update(X)
-    s = np.exp(weights) / np.exp(weights).sum()
-    for x, y in zip(X, Y):
-        np.testing.assert_allclose(y, gamma * np.tensordot(s, x, axes=1), rtol=1e-5, atol=1e-6)
-    dX = backprop(dY)
-
-    def loss(w, g, xs):
-        ys, _ = mix_with(w, g).begin_update(xs)
-        return sum(float((y.astype(np.float64) * d).sum()) for y, d in zip(ys, dY))
-
-    eps = 1e-3
-    for j in range(3):
-        step = np.eye(3)[j] * eps
-        numeric = (loss(weights + step, gamma, X) - loss(weights - step, gamma, X)) / (2 * eps)
-        assert model.get_grad("W")[j] == pytest.approx(numeric, rel=1e-2, abs=1e-3)
-    numeric_gamma = (loss(weights, gamma + eps, X) - loss(weights, gamma - eps, X)) / (2 * eps)
-    assert model.get_grad("gamma")[0] == pytest.approx(numeric_gamma, rel=1e-2, abs=1e-3)
-    for x, d in zip(X, dX):
-        assert d.shape == x.shape
-    np.testing.assert_allclose(dX[2][1], gamma * s[1] * dY[2], rtol=1e-5, atol=1e-6)
 
 
 def test_listener_reads_docs_or_gives_zeros_and_fails_clearly():
@@ -116,23 +81,37 @@ def test_listener_tok2vec_initializes_without_docs_from_the_listener_sizes_or_wa
     assert np.abs(trained.predict(docs)[0]).sum() > 0
 
 
-def test_replace_listeners_config_swaps_every_listener_block_for_an_embed_block():
-    from spacy_elmo.pipeline.component import _replace_listener_cfg
+def test_a_size_that_changes_is_one_error_naming_both_values_and_force_overrides_it():
+    listener = ElmoListener("elmo")
+    listener.set_dim("nO", 8)
+    listener.set_dim("nO", 8)  # the same size again is no change
+    with pytest.raises(ValueError, match="the biLM's nO is 8 on one side and 16 on the other"):
+        listener.set_dim("nO", 16)
+    assert listener.get_dim("nO") == 8
+    listener.set_dim("nO", 16, force=True)
+    assert listener.get_dim("nO") == 16
 
-    model_block = {"@architectures": "spacy-elmo.ElmoModel.v1", "bilm": "en_small", "context": "auto"}
-    static = {"@architectures": "spacy.MultiHashEmbed.v2", "width": 8}
-    tok2vec = {
-        "@architectures": "spacy.Tok2Vec.v2",
-        "embed": {"@architectures": "spacy-elmo.ElmoListener.v1", "width": 8, "upstream": "elmo", "static_embed": static},
-        "encode": {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": 8},
-    }
-    rewritten = _replace_listener_cfg(model_block, tok2vec, frozen=False)
-    assert rewritten["encode"] == tok2vec["encode"] and rewritten["@architectures"] == "spacy.Tok2Vec.v2"
-    assert rewritten["embed"] == {
-        "@architectures": "spacy-elmo.ElmoEmbed.v1",
-        "width": 8,
-        "static_embed": static,
-        "frozen_elmo": False,
-        "elmo": model_block,
-    }
-    assert tok2vec["embed"]["@architectures"] == "spacy-elmo.ElmoListener.v1"  # the input is left alone
+
+def test_training_uses_the_received_batch_and_its_callback_once_then_reads_the_docs():
+    install_extensions()
+    nlp = spacy.blank("en")
+    doc = nlp("a b")
+    doc._.elmo = np.zeros((3, 2, 8), dtype=np.float32)
+    listener = ElmoListener("elmo")
+    received, gradients = np.full((3, 2, 8), 2.0, np.float32), []
+    listener.receive(ElmoListener.get_batch_id([doc]), [received], gradients.append)
+    (output,), backprop = listener.begin_update([doc])
+    np.testing.assert_array_equal(output, received)
+    backprop(["dY"])
+    assert gradients == [["dY"]]
+    assert (listener._batch_id, listener._outputs, listener._backprop) == (None, None, None)
+    (stored,), no_gradient = listener(([doc]), is_train=False)
+    np.testing.assert_array_equal(stored, 0.0)
+    assert no_gradient(["dY"]) == []
+
+
+def test_the_batch_id_is_the_sum_of_the_token_orths():
+    nlp = spacy.blank("en")
+    docs = [nlp("a b"), nlp("c")]
+    assert ElmoListener.get_batch_id(docs) == sum(token.orth for doc in docs for token in doc)
+    assert ElmoListener.get_batch_id([]) == 0
