@@ -1,0 +1,63 @@
+"""The committed pipeline `pipelines/en_elmo_web_base`: it loads offline from a clone, names the
+bundled biLM instead of carrying its weights, annotates the README's sentence as the README shows,
+and, scored on the UD English-EWT test set (gold words and sentences), gives the figures its meta
+states."""
+import ast
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import spacy
+
+from spacy_elmo import __version__
+from spacy_elmo.corpora import corpus_docs
+
+REPO = Path(__file__).resolve().parents[2]
+PIPELINE = REPO / "pipelines" / "en_elmo_web_base"
+DATA = Path(os.environ.get("SPACY_ELMO_DATA", REPO.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    return spacy.load(PIPELINE)
+
+
+def test_the_folder_is_a_spacy_pipeline_on_the_bundled_bilm(nlp):
+    meta = json.loads((PIPELINE / "meta.json").read_text(encoding="utf8"))
+    assert (meta["lang"], meta["name"]) == ("en", "elmo_web_base")
+    assert nlp.pipe_names == ["elmo", "tok2vec", "tagger", "morphologizer", "parser", "trainable_lemmatizer", "ner"]
+    assert sorted(nlp.get_pipe("ner").labels) == ["LOC", "ORG", "PER"]
+    major, minor = __version__.split(".")[:2]
+    assert meta["requirements"] == [f"spacy-elmo>={major}.{minor}.0,<{major}.{int(minor) + 1}.0"]
+    assert (PIPELINE / "elmo" / "model").stat().st_size < 10_000  # en_base_v2 by name and sha256
+    assert sum(p.stat().st_size for p in PIPELINE.rglob("*") if p.is_file()) < 16_000_000
+
+
+def test_the_readme_example_shows_what_the_pipeline_gives(nlp):
+    readme = (REPO / "README.md").read_text(encoding="utf8")
+    text = re.search(r'doc = nlp\("([^"]+)"\)', readme).group(1)
+    tokens_shown = ast.literal_eval(re.search(r"\.head\.text\) for t in doc\]\[:4\]\s+# (\[.*\])", readme).group(1))
+    ents_shown = ast.literal_eval(re.search(r"for e in doc\.ents\]\s+# (\[.*\])", readme).group(1))
+    doc = nlp(text)
+    assert [(t.text, t.pos_, t.dep_, t.head.text) for t in doc][:4] == tokens_shown
+    assert [(e.text, e.label_) for e in doc.ents] == ents_shown
+
+
+@pytest.mark.slow
+def test_the_test_set_scores_are_those_of_the_meta(nlp):
+    ud, uner = DATA / "ud-ewt", DATA / "uner-ewt"
+    conllu = next(iter(sorted(ud.glob("en_ewt-ud-test.conllu*"))), None)
+    if conllu is None or not (uner / "en_ewt-ud-test.iob2").is_file():
+        pytest.skip(f"UD English-EWT / UNER test files not found under {DATA}; set SPACY_ELMO_DATA")
+    sys.path.insert(0, str(REPO / "scripts"))
+    from evaluate_pipeline import evaluate
+
+    sentences, _ = corpus_docs(nlp.vocab, conllu, ner=uner / "en_ewt-ud-test.iob2", n_sents=1)
+    docs, _ = corpus_docs(nlp.vocab, conllu, ner=uner / "en_ewt-ud-test.iob2", n_sents=10)
+    scores = evaluate(nlp, sentences, docs)
+    stated = nlp.meta["performance"]
+    for key in ("tag_acc", "pos_acc", "morph_acc", "lemma_acc", "dep_uas_conll18", "dep_las_conll18", "sents_f", "ents_f"):
+        assert scores[key] == pytest.approx(stated[key], abs=5e-5), key
