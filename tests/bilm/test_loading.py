@@ -1,6 +1,7 @@
-"""`load_bilm`'s resolution of names and folders, beyond the formats (tests/bilm/test_formats.py)
-and archives (tests/bilm/test_nlpl.py): the default, published names checked without a download,
-options refused where a model holds its architecture, and folders that hold no model."""
+"""`load_bilm`'s resolution of names and folders, beyond the formats (tests/bilm/test_formats.py,
+test_original_format.py) and archives (tests/bilm/test_nlpl.py): the default, published names
+checked without a download, options refused where a model holds its architecture, and folders
+that hold no model."""
 import shutil
 from pathlib import Path
 

@@ -1,4 +1,5 @@
-"""Building blocks: scalar mix, the LSTM's two code paths, the token-embedding cache."""
+"""Building blocks: scalar mix, the biLM's gradients and two forward paths, the token-embedding cache
+(the LSTM stack itself: tests/bilm/test_lstm.py)."""
 import numpy as np
 import pytest
 import torch
@@ -38,22 +39,6 @@ def test_scalar_mix_layer_norm_uses_masked_statistics():
         values = layers[j].numpy()[mask.numpy()]
         expected = expected + 0.5 * (layers[j].numpy() - values.mean()) / np.sqrt(values.var() + 1e-13)
     np.testing.assert_allclose(out, expected, atol=1e-5)
-
-
-def test_differentiable_path_equals_inference_path_with_unsorted_rows():
-    bilm = random_bilm()
-    inputs = torch.randn(2, 3, 6, 8)
-    lengths = torch.tensor([2, 6, 4])
-    with torch.inference_mode():
-        fast, fast_state = bilm.lstm(inputs, lengths)
-    with torch.enable_grad():
-        slow, slow_state = bilm.lstm(inputs, lengths)
-    for a, b in zip(fast, slow):
-        torch.testing.assert_close(a, b.detach(), atol=1e-6, rtol=1e-5)
-        assert torch.count_nonzero(a[:, 0, 2:]) == 0  # zeros past each length
-    for (c1, h1), (c2, h2) in zip(fast_state, slow_state):
-        torch.testing.assert_close(c1, c2.detach(), atol=1e-6, rtol=1e-5)
-        torch.testing.assert_close(h1, h2.detach(), atol=1e-6, rtol=1e-5)
 
 
 def test_gradients_reach_every_parameter():
@@ -119,18 +104,3 @@ def test_trainable_forward_equals_inference_forward():
     assert tensors[0].requires_grad
     for a, b in zip(expected, tensors):
         np.testing.assert_allclose(a, b.detach().numpy(), atol=1e-6)
-
-
-def test_first_layer_from_a_token_table_equals_dense_inputs():
-    bilm = random_bilm()
-    table = torch.randn(5, 8)
-    token_ids = torch.tensor([[[0, 1, 1, 2, 0, 0], [3, 1, 1, 1, 4, 0]]] * 2)  # (2, B=2, T=6)
-    lengths = torch.tensor([4, 6])
-    with torch.inference_mode():
-        assert bilm.lstm._worth_a_table(table, token_ids, 0.0)
-        from_table, state_a = bilm.lstm(table, lengths, token_ids=token_ids)
-        dense, state_b = bilm.lstm(table[token_ids], lengths)
-    for a, b in zip(from_table, dense):
-        torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-5)
-    for (c1, h1), (c2, h2) in zip(state_a, state_b):
-        torch.testing.assert_close(c1, c2, atol=1e-6, rtol=1e-5)

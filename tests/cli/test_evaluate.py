@@ -1,5 +1,5 @@
 """`python -m spacy_elmo evaluate MODEL TEXT`: the report in text and JSON, skipped lines, errors
-(its use after pretraining is in tests/training/test_pretrain.py)."""
+(its use after pretraining is in tests/cli/test_pretrain.py)."""
 import json
 
 import pytest
@@ -11,6 +11,8 @@ from spacy_elmo.cli.main import main  # noqa: F401  (registers the commands)
 from spacy_elmo.training.evaluation import evaluate_perplexity
 
 from ..conftest import random_bilm
+from ..training.helpers import single_thread, write_corpus  # noqa: F401
+from .helpers import run_cli
 
 WORDS = ["the", "cat", "sat", "on", "a", "mat", "."]
 LINES = ["the cat sat on the mat .", "a cat sat .", "the mat sat on a cat ."]
@@ -70,3 +72,12 @@ def test_a_missing_text_file_is_one_line(model, tmp_path):
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "missing.txt" in lines[0]
+
+
+@pytest.mark.usefixtures("single_thread")
+def test_evaluate_explains_that_a_model_without_softmax_has_no_perplexity_before_any_progress(tmp_path):
+    text = write_corpus(tmp_path / "text.txt")
+    save_bilm(random_bilm(), tmp_path / "no-softmax")
+    result = run_cli("evaluate", tmp_path / "no-softmax", text, "--threads", 1)
+    assert result.exit_code == 1 and "has no softmax" in result.output and "pretrain --init" in result.output
+    assert "token" not in result.output.replace("no softmax", "")  # no progress bar was drawn

@@ -19,6 +19,7 @@ from spacy_elmo.ray_data.embed import EmbedRows, embed_dataset  # noqa: E402
 from spacy_elmo.ray_data.output import to_array  # noqa: E402
 
 from ..conftest import random_bilm  # noqa: E402
+from .helpers import FakeDataset  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -73,12 +74,6 @@ def test_a_model_that_cannot_load_fails_at_the_first_batch(tmp_path: Path):
     with pytest.raises(SpacyElmoError) as err:
         rows(pa.table({"text": ["a"]}))
     assert err.value is rows.error and "nope" in str(err.value)
-
-
-class FakeDataset:
-    def map_batches(self, fn, **kwargs):
-        self.fn, self.kwargs = fn, kwargs
-        return "mapped"
 
 
 @pytest.mark.parametrize("model_device,gpus,expected", [("auto", 1, "cuda"), ("auto", 0, "auto"), ("cpu", 1, "cpu")])

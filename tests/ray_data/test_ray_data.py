@@ -1,4 +1,7 @@
-"""`embed --engine ray`, `embed_dataset` and `pipe_dataset` on a local Ray of 2 CPUs (the `ray` extra)."""
+"""`embed --engine ray`, `embed_dataset` and `pipe_dataset` on a local Ray of 2 CPUs (the `ray` extra).
+
+(The modules' parts that need no running Ray: test_embed.py, test_inputs.py, test_output.py,
+test_pipe.py, test_resources.py and test_run.py.)"""
 import gzip
 import json
 import os
@@ -22,6 +25,8 @@ from spacy_elmo.embed.lines import LineEmbedder  # noqa: E402
 from spacy_elmo.embed.settings import EmbedSettings  # noqa: E402
 from spacy_elmo.ray_data import embed_dataset, embed_files, pipe_dataset, read_embeddings  # noqa: E402
 
+from .helpers import model_args  # noqa: E402
+
 FIRST = ["The cat sat on the mat.", "A second line, with more words.", "The cat sat on the mat."]
 SECOND = ["Colorless green ideas sleep furiously.", "Short one.", "We don't know where it went."]
 
@@ -37,11 +42,6 @@ def local_ray():
 def embed_settings(files, model=None, **settings):
     weights, options = files
     return EmbedSettings(ElmoModelSettings(bilm=str(weights), options=str(options), **(model or {})), **settings)
-
-
-def model_args(files):
-    weights, options = files
-    return ["--model", str(weights), "--options", str(options)]
 
 
 def rows_by_line(folder):
@@ -163,67 +163,6 @@ def test_a_failed_run_says_one_line_and_leaves_no_folder_to_block_the_next(allen
     assert not (tmp_path / "out").exists()
     rerun = CliRunner().invoke(app, [*args, "--model", str(weights)])
     assert rerun.exit_code == 0 and "embedded 1 rows" in rerun.output, rerun.output
-
-
-@pytest.mark.parametrize(
-    "extra,message",
-    [
-        (["--workers", "0"], "workers (concurrency) must be a whole number of at least 1, got 0"),
-        (["--cpus-per-worker", "0"], "each worker needs some CPU"),
-        (["--model", "nope.hdf5"], "nope.hdf5: no such file or folder"),
-        (["--lang", "english"], "spaCy has no language 'english'"),
-        (["--layer", "middle"], "unknown 'layer' 'middle'"),
-    ],
-)
-def test_what_can_be_checked_is_checked_before_ray_starts(allennlp_model_files, tmp_path, monkeypatch, extra, message):
-    from spacy_elmo.ray_data import run
-
-    def no_ray(*args):
-        raise AssertionError("Ray was started")
-
-    monkeypatch.setattr(run, "ray_session", no_ray)
-    (tmp_path / "in.txt").write_text("a b\n", encoding="utf8")
-    args = ["embed", str(tmp_path / "in.txt"), "-o", str(tmp_path / "out"), "--engine", "ray", *model_args(allennlp_model_files), *extra]
-    result = CliRunner().invoke(app, args)
-    errors = [line for line in result.output.splitlines() if line.startswith("error: ")]
-    assert result.exit_code == 1 and len(errors) == 1 and message in errors[0], (result.output, result.exception)
-    assert not (tmp_path / "out").exists()
-
-
-@pytest.mark.parametrize("ours", [True, False])
-def test_ray_datas_reports_of_our_errors_stay_off_the_console(monkeypatch, ours):
-    import logging
-
-    from spacy_elmo.errors import SpacyElmoError
-    from spacy_elmo.ray_data.run import clear_errors
-
-    consoles = [h for h in logging.getLogger("ray.data").handlers if isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)]
-    assert consoles
-    shown = []
-    for handler in consoles:
-        monkeypatch.setattr(handler, "emit", shown.append)
-    with pytest.raises(SpacyElmoError if ours else RuntimeError):
-        with clear_errors():
-            # A logger Ray Data makes once the run is under way, as its executor's parts load.
-            logging.getLogger("ray.data._internal.made_during_the_run").error("Traceback of a worker's failure")
-            raise SpacyElmoError("the model cannot load") if ours else RuntimeError("not ours")
-    assert [record.getMessage() for record in shown] == ([] if ours else ["Traceback of a worker's failure"] * len(consoles))
-
-
-def test_rays_notices_are_quieted_only_for_the_start_and_a_users_setting_wins(monkeypatch):
-    import logging
-
-    from spacy_elmo.ray_data.run import QUIET_LOGGERS, _quiet
-
-    monkeypatch.delenv("RAY_BACKEND_LOG_LEVEL", raising=False)
-    with _quiet():
-        assert os.environ["RAY_BACKEND_LOG_LEVEL"] == "fatal"
-        assert all(logging.getLogger(name).level == logging.ERROR for name in QUIET_LOGGERS)
-    assert "RAY_BACKEND_LOG_LEVEL" not in os.environ
-    assert all(logging.getLogger(name).level == logging.NOTSET for name in QUIET_LOGGERS)
-    monkeypatch.setenv("RAY_BACKEND_LOG_LEVEL", "info")
-    with _quiet():
-        assert os.environ["RAY_BACKEND_LOG_LEVEL"] == "info"
 
 
 def test_the_names_removed_in_0_3_are_gone(tmp_path):

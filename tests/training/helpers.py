@@ -1,4 +1,7 @@
-"""Shared by the pretraining tests."""
+"""Shared by the pretraining tests (and the `pretrain` and `evaluate` commands' tests in tests/cli)."""
+
+import random
+from pathlib import Path
 
 import pytest
 import torch
@@ -12,3 +15,13 @@ def single_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+WORDS = "the a cat dog sees likes runs to house garden small big quickly and".split()
+
+
+def write_corpus(path: Path, n_lines: int = 60, seed: int = 0) -> Path:
+    rng = random.Random(seed)
+    lines = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 9))) + " ." for _ in range(n_lines)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf8")
+    return path

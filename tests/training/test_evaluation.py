@@ -1,6 +1,7 @@
 """Held-out perplexity: what is scored, how the three numbers relate, and its errors."""
 
 import math
+import random
 
 import pytest
 
@@ -43,3 +44,15 @@ def test_a_bilm_without_softmax_and_a_text_without_tokens_are_refused():
         require_softmax(random_bilm())
     with pytest.raises(CorpusError, match="no tokens to evaluate"):
         evaluate_perplexity(tiny_bilm(), [], batch_size=2, unroll_steps=3)
+
+
+@pytest.mark.parametrize("n_sentences,batch_size", [(1, 64), (5, 2), (30, 4), (7, 7)])
+def test_scored_targets_counts_what_evaluation_scores(n_sentences, batch_size):
+    rng = random.Random(n_sentences)
+    words = ["a", "b", "dog", "cat", "the"]
+    bilm = random_bilm()
+    bilm.set_softmax(["<S>", "</S>", "<UNK>", *words])
+    sentences = [[rng.choice(words) for _ in range(rng.randint(1, 12))] for _ in range(n_sentences)]
+    updates = []
+    result = evaluate_perplexity(bilm, sentences, batch_size=batch_size, unroll_steps=5, progress=updates.append)
+    assert scored_targets(sentences, batch_size) == result.n_tokens == sum(updates)

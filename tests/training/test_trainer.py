@@ -1,4 +1,4 @@
-"""The training loop driven directly (pretrain/resume run it end to end in test_pretrain.py)."""
+"""The training loop driven directly (pretrain/resume run it end to end in test_run.py)."""
 
 import json
 

@@ -1,37 +1,22 @@
-"""End-to-end pretraining: the bilm-tf training test, exact resume, fine-tuning, the commands."""
+"""`pretrain` and `resume` end to end: the bilm-tf training test, exact resume, fine-tuning, the
+new softmax, held-out perplexity, budgets, divergence and refused settings (the `pretrain`
+command: tests/cli/test_pretrain.py)."""
 
 import json
-import random
 from pathlib import Path
 
 import pytest
-import spacy
 import torch
-from typer.testing import CliRunner
 
-from spacy_elmo.bilm import load_bilm, save_bilm
-from spacy_elmo.bilm.loading import DEFAULT_MODEL
-from spacy_elmo.cli.app import app
-from spacy_elmo.cli import main as _register_commands  # noqa: F401
+from spacy_elmo.bilm import load_bilm
 from spacy_elmo.training import TrainingSettings, TrainingSetupError, evaluate_perplexity, pretrain, resume
 from spacy_elmo.training.errors import TrainingDiverged
-from spacy_elmo.training.evaluation import scored_targets
 from spacy_elmo.training.corpus import TextCorpus, make_tokenizer
 from spacy_elmo.training.presets import apply_overrides, preset_architecture
 
-from ..conftest import random_bilm
-from .helpers import single_thread  # noqa: F401
+from .helpers import WORDS, single_thread, write_corpus  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("single_thread")
-
-WORDS = "the a cat dog sees likes runs to house garden small big quickly and".split()
-
-
-def write_corpus(path: Path, n_lines: int = 60, seed: int = 0) -> Path:
-    rng = random.Random(seed)
-    lines = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 9))) + " ." for _ in range(n_lines)]
-    path.write_text("\n".join(lines) + "\n", encoding="utf8")
-    return path
 
 
 def quick_settings(**changes) -> TrainingSettings:
@@ -202,50 +187,6 @@ def test_heldout_perplexity_is_logged(tmp_path):
     assert result.heldout is not None and 1 < result.heldout.mean < 1000
 
 
-def run_cli(*args):
-    return CliRunner().invoke(app, [str(a) for a in args])
-
-
-def test_pretrain_and_evaluate_commands(tmp_path):
-    text = write_corpus(tmp_path / "text.txt")
-    out = tmp_path / "run"
-    result = run_cli(
-        "pretrain",
-        out,
-        text,
-        "--preset",
-        "tiny",
-        "--set",
-        "lstm.dim=12",
-        "--batch-size",
-        2,
-        "--unroll-steps",
-        4,
-        "--max-steps",
-        3,
-        "--max-vocab-size",
-        8,
-        "--storage-dtype",
-        "float16",
-        "--quiet",
-    )
-    assert result.exit_code == 0, result.output
-    assert "steps 3" in result.output
-    assert json.loads((out / "model" / "config.json").read_text())["storage_dtype"] == "float16"
-    bilm = load_bilm(out / "model")
-    assert bilm.config.lstm_dim == 12 and len(bilm.vocab) == 8
-    nlp = spacy.blank("en")
-    nlp.add_pipe("elmo", config={"model": {"bilm": str(out / "model")}})
-    assert nlp("the cat sees a dog")._.elmo.shape == (3, 5, 16)
-    result = run_cli("evaluate", out / "model", text, "--json")
-    assert result.exit_code == 0, result.output
-    scores = json.loads(result.output)
-    assert scores["mean"] == pytest.approx((scores["forward"] * scores["backward"]) ** 0.5, rel=1e-6)
-    result = run_cli("pretrain", out, "--resume", "--max-steps", 5, "--quiet")
-    assert result.exit_code == 0, result.output
-    assert "steps 5" in result.output
-
-
 def test_the_removed_setting_names_are_refused_naming_the_new_ones():
     with pytest.raises(TypeError, match="precision"):
         TrainingSettings(precision="bf16")
@@ -259,65 +200,6 @@ def test_the_removed_setting_names_are_refused_naming_the_new_ones():
     import spacy_elmo.training.presets as presets
 
     assert not hasattr(presets, "preset_options")
-
-
-@pytest.mark.parametrize(
-    "content,message",
-    [
-        (b"", "is empty"),
-        (b"\xff\xfe\xfa\n", "no sentence found in 1 lines (1 line not UTF-8"),
-        (b"y" * 100_000 + b"\n", "too long"),
-    ],
-)
-def test_bad_text_is_a_clear_error_before_training(tmp_path, content, message):
-    bad = tmp_path / "bad.txt"
-    bad.write_bytes(content)
-    result = run_cli("pretrain", tmp_path / "run", bad, "--preset", "tiny", "--max-steps", 1, "--quiet")
-    assert result.exit_code == 1
-    assert message in result.output and str(bad) in result.output
-    assert "Traceback" not in result.output
-    assert not (tmp_path / "run" / "checkpoints").exists()
-
-
-def test_usage_errors_are_reported_without_traceback(tmp_path):
-    text = write_corpus(tmp_path / "text.txt")
-    for args, message in [
-        (["--preset", "huge"], "unknown preset 'huge'"),
-        (["--preset", "tiny", "--set", "lstm.width=3"], "unknown architecture setting 'lstm.width'"),
-        (["--preset", "tiny", "--optimizer", "lbfgs"], "unknown optimizer 'lbfgs'"),
-        (["--lang", "zz"], "no tokenizer for language 'zz'"),
-    ]:
-        result = run_cli("pretrain", tmp_path / "run", text, *args, "--quiet")
-        assert result.exit_code == 1 and message in result.output, result.output
-    result = run_cli("evaluate", tmp_path, text)
-    assert result.exit_code == 1 and "error:" in result.output
-
-
-def test_evaluate_explains_that_a_model_without_softmax_has_no_perplexity_before_any_progress(tmp_path):
-    text = write_corpus(tmp_path / "text.txt")
-    save_bilm(random_bilm(), tmp_path / "no-softmax")
-    result = run_cli("evaluate", tmp_path / "no-softmax", text, "--threads", 1)
-    assert result.exit_code == 1 and "has no softmax" in result.output and "pretrain --init" in result.output
-    assert "token" not in result.output.replace("no softmax", "")  # no progress bar was drawn
-
-
-@pytest.mark.parametrize("n_sentences,batch_size", [(1, 64), (5, 2), (30, 4), (7, 7)])
-def test_scored_targets_counts_what_evaluation_scores(n_sentences, batch_size):
-    rng = random.Random(n_sentences)
-    words = ["a", "b", "dog", "cat", "the"]
-    bilm = random_bilm()
-    bilm.set_softmax(["<S>", "</S>", "<UNK>", *words])
-    sentences = [[rng.choice(words) for _ in range(rng.randint(1, 12))] for _ in range(n_sentences)]
-    updates = []
-    result = evaluate_perplexity(bilm, sentences, batch_size=batch_size, unroll_steps=5, progress=updates.append)
-    assert scored_targets(sentences, batch_size) == result.n_tokens == sum(updates)
-
-
-def test_too_little_text_for_one_batch_is_a_clear_error(tmp_path):
-    text = tmp_path / "short.txt"
-    text.write_text("just four words here\n")
-    result = run_cli("pretrain", tmp_path / "run", text, "--preset", "tiny", "--epochs", 1, "--quiet")
-    assert result.exit_code == 1 and "less than one batch needs" in result.output, result.output
 
 
 def test_a_diverging_run_stops_with_a_clear_error_and_keeps_good_checkpoints(tmp_path):
@@ -340,40 +222,3 @@ def test_the_run_says_which_budget_ended_it(tmp_path):
     assert by_tokens.stopped_by == "--token-budget 40 reached" and by_tokens.tokens >= 40
     by_epochs = pretrain(tmp_path / "e", [text], options, quick_settings(epochs=1), show_progress=False)
     assert by_epochs.stopped_by == "the training text ended (1 epoch, --epochs)"
-
-
-def test_commands_take_a_bundled_model_by_name(tmp_path):
-    text = write_corpus(tmp_path / "text.txt", n_lines=8)
-    result = run_cli("evaluate", DEFAULT_MODEL, text, "--json")
-    assert result.exit_code == 0, result.output
-    assert json.loads(result.output.strip().splitlines()[-1])["tokens"] > 0
-    result = run_cli(
-        "pretrain", tmp_path / "tuned", text, "--init", DEFAULT_MODEL, "--max-steps", "1", "--batch-size", "2",
-        "--unroll-steps", "5", "--negatives", "16", "--quiet",
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    assert json.loads((tmp_path / "tuned" / "run.json").read_text())["init"].endswith(DEFAULT_MODEL)
-
-
-def test_pretrain_spins_its_threads_and_other_commands_sleep():
-    """`python -m spacy_elmo pretrain` starts torch with OMP_WAIT_POLICY=ACTIVE, the other commands
-    with PASSIVE, and an exported value wins."""
-    import os
-    import subprocess
-    import sys
-
-    probe = "import os, runpy, sys; sys.argv = ['spacy_elmo', sys.argv[1], '--help']; "
-    probe += "sys.stdout = open(os.devnull, 'w'); "
-    probe += "exec('try:\\n runpy.run_module(\"spacy_elmo\", run_name=\"__main__\")\\nexcept SystemExit: pass'); "
-    probe += "sys.stdout = sys.__stdout__; print(os.environ['OMP_WAIT_POLICY'])"
-    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
-
-    def policy(command: str, **extra: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-c", probe, command], env={**env, **extra}, capture_output=True, text=True, check=True
-        )
-        return done.stdout.strip()
-
-    assert policy("pretrain") == "ACTIVE"
-    assert policy("embed") == "PASSIVE"
-    assert policy("pretrain", OMP_WAIT_POLICY="PASSIVE") == "PASSIVE"
