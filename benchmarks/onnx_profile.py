@@ -5,12 +5,13 @@ weights of the published original architecture, as `bilm_speed.py` writes them) 
 an int8 ONNX graph (`export_onnx`, `quantize_onnx`) in `--out`, then embeds one batch of
 `--sentences` corpus lines (tokenized by spaCy's English tokenizer) in one call each:
 
-* ONNX Runtime, float32 and int8 (`OnnxBiLM.embed_batch`: split by length, or with `--one-run`
-  in one run of the graph), with its profiler (`SessionOptions.enable_profiling`,
-  `--threads` intra-op threads), the batch run cold (no cached token embeddings, so the
-  character CNN runs on every distinct token) after one unprofiled warm-up run. Node times are
-  summed by operator type; the nodes inside the LSTM loops (the Loop's body) are counted as
-  themselves, and "Loop (own)" is what the Loop node takes beyond its body's nodes.
+* ONNX Runtime, float32 and int8 (`OnnxBiLM.embed_batch`: split by length where the graph steps
+  every row, `split_by_length`, unless `--one-run`; else in one run of the graph), with its
+  profiler (`SessionOptions.enable_profiling`, `--threads` intra-op threads), the batch run
+  cold (no cached token embeddings, so the character CNN runs on every distinct token) after
+  one unprofiled warm-up run. Node times are summed by operator type; the nodes inside the LSTM
+  loops (the Loop's body) are counted as themselves, and "Loop (own)" is what the Loop node
+  takes beyond its body's nodes.
 * torch int8 (`load_bilm(..., compute_dtype="int8")`), cold, with `torch.profiler`: self CPU
   time by operator.
 
@@ -67,7 +68,7 @@ def ort_profile(path: Path, sentences: List[List[str]], threads: int, optimized:
     runner = OnnxBiLM(path, threads=threads)
     if one_run:  # the whole batch in one run of the graph, as before `_length_groups`
         runner.embed_batch = runner._run  # type: ignore[method-assign]
-    n_runs = 1 if one_run else len(_length_groups([len(s) for s in sentences]))
+    n_runs = len(_length_groups([len(s) for s in sentences])) if runner.split_by_length and not one_run else 1
     runner.embed_batch(sentences)  # warm-up (allocations, kernel choice)
     runner.clear_cache()
     options = onnxruntime.SessionOptions()

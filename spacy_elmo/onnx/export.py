@@ -12,6 +12,7 @@ from ..errors import SpacyElmoError
 from ..paths import PathLike
 from .graph import BiLMGraph
 from .interface import (
+    ACTIVE_ROWS_KEY,
     DEFAULT_OPSET,
     EMBEDDINGS_NAME,
     INPUT_NAMES,
@@ -97,6 +98,7 @@ def export_onnx(bilm: BiLM, path: PathLike, *, opset: int = DEFAULT_OPSET, int8:
     dims[0].dim_value, dims[3].dim_value = bilm.n_layers, bilm.output_dim
     model.graph.output[1].type.tensor_type.shape.dim[1].dim_value = dim
     model.graph.input[1].type.tensor_type.shape.dim[1].dim_value = dim
+    model.metadata_props.add(key=ACTIVE_ROWS_KEY, value="1")
     if lexicon is not None:
         model.metadata_props.add(key=LEXICON_KEY, value=lexicon.mapper.to_json())
     onnx.checker.check_model(model, full_check=True)

@@ -24,7 +24,10 @@ class BiLMGraph(nn.Module):
     Each sentence is read between <S> and </S> as in bilm-tf: the forward LM's first step on <S>
     and the backward LM's on </S> are the same for every sentence, so their final states are
     constants of the graph (as `BiLM` caches them); the markers' own outputs are not returned.
-    Not stateful: no LSTM state is carried across calls.
+    Not stateful: no LSTM state is carried across calls. The LSTMs take the rows in order of
+    length, longest first, whatever their order in the batch, and compute only the slots of
+    tokens: each step only the rows whose sentences it has not passed (`ExportLstm`); the first
+    layer's input products once per row of [known; new] (the runner passes the batch's tokens only).
     """
 
     def __init__(self, bilm: BiLM) -> None:
@@ -48,19 +51,41 @@ class BiLMGraph(nn.Module):
         table = torch.cat([known, new], dim=0)
         batch, n_tokens = token_index.shape
         positions = torch.arange(n_tokens).unsqueeze(0)
-        lengths = lengths.unsqueeze(1)
-        present = positions < lengths  # (B, T)
+        ends = lengths.unsqueeze(1)
+        present = positions < ends  # (B, T)
         # Per row, the index that reverses its tokens (the backward LM's reading order).
-        reverse = torch.where(present, lengths - 1 - positions, positions)
+        reverse = torch.where(present, ends - 1 - positions, positions)
         mask = present.unsqueeze(-1).to(torch.float32)
         tokens = torch.index_select(table, 0, token_index.reshape(-1)).view(batch, n_tokens, -1) * mask
         layers: List[Tensor] = [torch.cat([tokens, tokens], dim=-1)]
-        forward_in, backward_in = tokens, _reverse(tokens, reverse)  # each LM in its reading order
+        # The LSTMs take the rows longest first and compute only the slots of tokens, packed
+        # time-major: step 0's active rows, then step 1's, ...
+        order = torch.argsort(lengths, descending=True)
+        valid = (positions.t() < lengths[order].unsqueeze(0)).reshape(-1)  # (T·B) as t·B + row
+        active = valid.view(n_tokens, batch).sum(dim=1)
+        slots = torch.nonzero(valid).squeeze(1)  # (N,)
+        step, row = slots // batch, order[slots % batch]
+        flat_index = token_index.reshape(-1)
+        forward_tokens = torch.index_select(flat_index, 0, row * n_tokens + step)
+        backward_tokens = torch.index_select(flat_index, 0, row * n_tokens + lengths[row] - 1 - step)
+        # Each (B, T) slot's row of the packed outputs; N, a zero row, past the sentence's length.
+        packed_row = torch.where(valid, valid.long().cumsum(0) - 1, slots.shape[0])
+        rank = torch.argsort(order).unsqueeze(1)  # (B, 1): each row's place in the LSTMs
+        forward_at = torch.index_select(packed_row, 0, (positions * batch + rank).reshape(-1))
+        backward_at = torch.index_select(packed_row, 0, (reverse * batch + rank).reshape(-1))
+        forward_in, backward_in = table, table  # the first layer's products once per distinct token
         for index, (forward_lstm, backward_lstm) in enumerate(self.lstms):
-            forward_out, backward_out = forward_lstm(forward_in), backward_lstm(backward_in)
+            forward_products = forward_lstm.input_products(forward_in)
+            backward_products = backward_lstm.input_products(backward_in)
+            if index == 0:  # then per slot
+                forward_products = torch.index_select(forward_products, 0, forward_tokens)
+                backward_products = torch.index_select(backward_products, 0, backward_tokens)
+            forward_out = forward_lstm(forward_products, active, batch)  # (N, P)
+            backward_out = backward_lstm(backward_products, active, batch)
             if index > 0 and self.skip_connections:
                 forward_out, backward_out = forward_out + forward_in, backward_out + backward_in
-            layers.append(torch.cat([forward_out, _reverse(backward_out, reverse)], dim=-1) * mask)
+            unpacked = [_unpacked(forward_out, forward_at), _unpacked(backward_out, backward_at)]
+            layers.append(torch.cat(unpacked, dim=-1).view(batch, n_tokens, -1))
             forward_in, backward_in = forward_out, backward_out
         return torch.stack(layers), new
 
@@ -88,6 +113,6 @@ class BiLMGraph(nn.Module):
         return encoder.projection(x) if encoder.projection is not None else x
 
 
-def _reverse(x: Tensor, index: Tensor) -> Tensor:
-    """Reorder the steps (B, T, W) of each row by `index` (B, T)."""
-    return torch.gather(x, 1, index.unsqueeze(-1).expand_as(x))
+def _unpacked(x: Tensor, rows: Tensor) -> Tensor:
+    """The rows `rows` of packed (N, W) outputs and one zero row after them."""
+    return torch.index_select(torch.cat([x, x.new_zeros(1, x.shape[1])]), 0, rows)

@@ -20,6 +20,9 @@ INPUT_NAMES = (INPUT_NAME, KNOWN_NAME, INDEX_NAME, LENGTHS_NAME)
 LEXICON_INPUT_NAME = "lexicon_ids"
 LEXICON_INPUT_NAMES = (LEXICON_INPUT_NAME, *INPUT_NAMES[1:])
 LEXICON_KEY = "spacy_elmo.lexicon"  # metadata: the vocabularies of LEXICON_INPUT_NAME's ids
+# metadata, "1": the LSTM loops compute only the rows of each step whose sentences it has not
+# passed, so a batch of any lengths is best one run (graphs without it step every row: split them).
+ACTIVE_ROWS_KEY = "spacy_elmo.active_rows"
 OUTPUT_NAME = "layers"  # float32 (n_layers, batch, n_tokens, 2P)
 EMBEDDINGS_NAME = "token_embeddings"  # float32 (n_new, P): the new tokens' embeddings
 OUTPUT_NAMES = (OUTPUT_NAME, EMBEDDINGS_NAME)

@@ -17,7 +17,8 @@ from ..bilm.lstm import BiLstmLayer, LayerState
 
 
 def _lstm_steps(
-    inputs: Tensor,
+    products: Tensor,
+    active: Tensor,
     recurrent: Tensor,
     projection: Tensor,
     c: Tensor,
@@ -26,17 +27,24 @@ def _lstm_steps(
     proj_clip: float,
     project: bool,
 ) -> Tensor:
-    """Run one direction over its time-major input products.
+    """Run one direction over its packed input products, computing only the rows still active.
 
-    inputs (Tensor): (T, B, 4C) x·W_x + b of each step.
+    products (Tensor): (N, 4C) x·W_x + b of every valid slot, time-major: step 0's rows, then
+        step 1's, ... (N = active.sum()).
+    active (Tensor): (T,) int64 how many rows each step has, non-increasing: the rows are ordered
+        longest first, so step t's are the first active[t], and a row's state is dropped once it
+        has finished.
     recurrent (Tensor): (P, 4C) W_hᵀ; projection (Tensor): (C, P), read if `project`.
-    c, h (Tensor): the initial state, (B, C) and (B, P).
+    c, h (Tensor): the initial state of the rows, (B, C) and (B, P), B ≥ active[0].
     cell_clip, proj_clip (float): the clipping bounds (inf: none).
-    RETURNS (Tensor): (T, B, P) the output of each step.
+    RETURNS (Tensor): (N, P) the output of each valid slot, packed as `products`.
     """
     outputs: List[Tensor] = []
-    for t in range(inputs.shape[0]):
-        z = inputs[t] + torch.matmul(h, recurrent)
+    start = 0
+    for t in range(active.shape[0]):
+        k = int(active[t])
+        c, h = c[:k], h[:k]
+        z = products[start : start + k] + torch.matmul(h, recurrent)
         input_gate, forget_gate, output_gate, candidate = z.chunk(4, dim=-1)
         c = torch.sigmoid(forget_gate) * c + torch.sigmoid(input_gate) * torch.tanh(candidate)
         c = c.clamp(-cell_clip, cell_clip)
@@ -44,7 +52,8 @@ def _lstm_steps(
         if project:
             h = torch.matmul(h, projection).clamp(-proj_clip, proj_clip)
         outputs.append(h)
-    return torch.stack(outputs)
+        start += k
+    return torch.cat(outputs)
 
 
 with warnings.catch_warnings():
@@ -56,11 +65,11 @@ with warnings.catch_warnings():
 
 class ExportLstm(nn.Module):
     """One direction of one layer, started from a fixed state (the stateless biLM's state after
-    its sentence marker): (B, T, I) inputs to (B, T, P) outputs.
+    its sentence marker), on packed inputs: the rows ordered longest first, each step computing
+    only the rows whose sentences it has not passed.
 
     Each direction has its own 2-D weights, so that ONNX Runtime's quantization can quantize
-    them per output channel. Steps past a row's length run on padding and give outputs the
-    caller masks: each row's valid steps come first, so they never read them.
+    them per output channel.
 
     layer (BiLstmLayer): the layer of both directions.
     direction (int): 0 for the forward LM, 1 for the backward LM.
@@ -87,14 +96,13 @@ class ExportLstm(nn.Module):
         self.cell_clip = math.inf if cell_clip is None else float(cell_clip)
         self.proj_clip = math.inf if proj_clip is None else float(proj_clip)
 
-    def forward(self, x: Tensor) -> Tensor:
-        batch, n_steps, width = x.shape
-        # Time-major before the product, which (2-D) ONNX Runtime fuses with the bias into one Gemm.
-        products = torch.matmul(x.transpose(0, 1).reshape(-1, width), self.input_weight) + self.bias
-        products = products.view(n_steps, batch, -1)
+    def input_products(self, x: Tensor) -> Tensor:
+        """(N, I) inputs to their (N, 4C) products x·W_x + b (one Gemm in ONNX Runtime)."""
+        return torch.matmul(x, self.input_weight) + self.bias
+
+    def forward(self, products: Tensor, active: Tensor, batch: int) -> Tensor:
+        """(N, 4C) packed input products (`_lstm_steps`) of `batch` rows, with (T,) `active`
+        rows a step, to their (N, P) packed outputs."""
         c = self.start_c.expand(batch, -1)
         h = self.start_h.expand(batch, -1)
-        steps = lstm_steps(
-            products, self.recurrent, self.projection, c, h, self.cell_clip, self.proj_clip, self.project
-        )
-        return steps.transpose(0, 1)
+        return lstm_steps(products, active, self.recurrent, self.projection, c, h, self.cell_clip, self.proj_clip, self.project)

@@ -8,6 +8,8 @@ import numpy as np
 from ..dependencies import require
 from ..paths import PathLike
 
+_INT64 = 7  # onnx.TensorProto.INT64 (onnx is imported only to quantize)
+
 
 def quantize_onnx(source: PathLike, target: PathLike) -> Path:
     """Write an int8 copy of an exported biLM: the weights of its character convolutions and
@@ -24,8 +26,8 @@ def quantize_onnx(source: PathLike, target: PathLike) -> Path:
         require(dependency, "int8 ONNX quantization")
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    advice = _NoPreprocessingAdvice()
-    logging.getLogger().addFilter(advice)
+    noise = _QuantizerNoise()
+    logging.getLogger().addFilter(noise)
     try:
         quantize_dynamic(
             str(source),
@@ -35,7 +37,7 @@ def quantize_onnx(source: PathLike, target: PathLike) -> Path:
             extra_options={"EnableSubgraph": True},  # the products inside the LSTM loops too
         )
     finally:
-        logging.getLogger().removeFilter(advice)
+        logging.getLogger().removeFilter(noise)
     return Path(target)
 
 
@@ -52,9 +54,12 @@ def layer_cosines(reference: Sequence[np.ndarray], other: Sequence[np.ndarray]) 
     return cosines.mean(axis=1).tolist()
 
 
-class _NoPreprocessingAdvice(logging.Filter):
-    """Drop ONNX Runtime's advice to pre-process the model: its symbolic shape inference fails
-    on the outputs of the graph's loops, and the quantization finds every product without it."""
+class _QuantizerNoise(logging.Filter):
+    """Drop ONNX Runtime's advice to pre-process the model (its symbolic shape inference fails on
+    the outputs of the graph's loops, and the quantization finds every product without it) and its
+    notes that the int64 inputs of the graph's index gathers are not float (nothing to quantize)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return "pre-processing before quantization" not in record.getMessage()
+        message = record.getMessage()
+        integer_gather = "unsupported type to quantize" in message and f"elem_type: {_INT64}" in message
+        return not integer_gather and "pre-processing before quantization" not in message

@@ -12,13 +12,14 @@ from ..characters import CharacterMapper, LexiconMapper
 from ..errors import SpacyElmoError
 from ..paths import PathLike
 from ..runtime import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
-from .interface import FORMAT_VERSION, INPUT_NAME, INPUT_NAMES, LEXICON_INPUT_NAME, LEXICON_INPUT_NAMES, LEXICON_KEY, OUTPUT_NAME, OUTPUT_NAMES
+from .interface import ACTIVE_ROWS_KEY, FORMAT_VERSION, INPUT_NAME, INPUT_NAMES, LEXICON_INPUT_NAME, LEXICON_INPUT_NAMES, LEXICON_KEY, OUTPUT_NAME, OUTPUT_NAMES
 
 # The token cache's bound, as the torch biLM's (`spacy_elmo.bilm.token_cache`, which needs torch).
 DEFAULT_CACHE_BYTES = 64 * 2**20
 # What one more run of the graph costs per LSTM step, in rows of a step (each step reads the LSTM
 # weights once per run, whatever its rows): `_length_groups` splits a batch by length where the
-# padding it saves outweighs that (docs/performance.md, ONNX Runtime).
+# padding it saves outweighs that (docs/performance.md, ONNX Runtime), for graphs whose LSTM
+# loops step every row (those without ACTIVE_ROWS_KEY).
 STEP_COST_ROWS = 8
 
 # What ONNX Runtime raises for a model it cannot load (its own classes, not RuntimeError).
@@ -55,6 +56,9 @@ class OnnxBiLM:
             raise OnnxGraphError(f"ONNX Runtime {onnxruntime.__version__} cannot load this graph: {_reason(err)}") from None
         model_input, output = _check_interface(self.session.get_inputs(), self.session.get_outputs())
         self.characters = _token_mapper(self.session, model_input)
+        # Graphs exported before their LSTMs computed only the active rows run every row of a run
+        # for its longest sentence: split their batches by length.
+        self.split_by_length = ACTIVE_ROWS_KEY not in self.session.get_modelmeta().custom_metadata_map
         self._input_name: str = model_input.name
         self.n_layers: int = output.shape[0]
         self.output_dim: int = output.shape[3]
@@ -81,15 +85,15 @@ class OnnxBiLM:
         return in_length_batches(sentences, self.embed_batch, batch_size, max_tokens)
 
     def embed_batch(self, sentences: Sentences) -> List[np.ndarray]:
-        """Embed one batch: in one run of the graph, or where its lengths differ a lot, in one run
-        per group of similar lengths (`_length_groups`): the graph runs every row of a run for as
-        many LSTM steps as its longest sentence, while the torch biLM drops the finished rows.
+        """Embed one batch in one run of the graph; with a graph that runs every row for as many
+        LSTM steps as its longest sentence (`split_by_length`), where its lengths differ a lot, in
+        one run per group of similar lengths (`_length_groups`).
 
         RETURNS (List[np.ndarray]): per sentence a float32 array (n_layers, n_tokens, output_dim).
         """
         check_sentences(sentences)
-        groups = _length_groups([len(sentence) for sentence in sentences])
-        if len(groups) == 1:
+        groups = _length_groups([len(sentence) for sentence in sentences]) if self.split_by_length else []
+        if len(groups) <= 1:
             return self._run(sentences)
         results: List[np.ndarray] = [np.empty(0, dtype=np.float32)] * len(sentences)
         for group in groups:

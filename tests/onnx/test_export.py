@@ -115,6 +115,36 @@ def test_padding_is_zero(tmp_path):
     assert not layers[:, 0, 2:].any() and layers[:, 1].all()
 
 
+def test_one_run_takes_its_rows_in_any_order_of_length(tmp_path):
+    bilm = random_bilm()
+    runner = OnnxBiLM(export_onnx(bilm, tmp_path / "tiny.onnx"), threads=1)
+    words = "the cat sat on a mat and we went to see it".split()
+    shuffled = [words[:2], words[:7], [], words[3:10], words[:1], words[2:9], words, words[5:7]]
+    for batch in (shuffled, [words[:5]], [["x"]]):  # short rows first, equal lengths, empty; one row; one token
+        assert_same_layers(bilm.embed_sentences(batch), runner._run(batch))
+
+
+@pytest.mark.parametrize("int8", [False, True], ids=["float32", "int8"])
+def test_steps_past_the_longest_row_give_padding(tmp_path, int8):
+    bilm = random_bilm()
+    runner = OnnxBiLM(export_onnx(bilm, tmp_path / "tiny.onnx", int8=int8), threads=1)
+    inputs = {
+        "char_ids": runner.characters.encode(["a", "b"]),
+        "known": np.zeros((0, 8), dtype=np.float32),
+        "token_index": np.array([[0, 1, 0, 0], [1, 0, 0, 0]], dtype=np.int64),
+        "lengths": np.array([1, 2], dtype=np.int64),
+    }
+    layers, _ = runner.session.run(None, inputs)
+    expected = bilm.embed_sentences([["a"], ["b", "a"]])
+    for row, want in enumerate(expected):
+        length = want.shape[1]
+        if not int8:
+            np.testing.assert_allclose(layers[:, row, :length], want, atol=ATOL, rtol=0)
+        assert layers[:, row, :length].all() and not layers[:, row, length:].any()
+    layers, _ = runner.session.run(None, {**inputs, "lengths": np.zeros(2, dtype=np.int64)})
+    assert layers.shape == (3, 2, 4, 16) and not layers.any()
+
+
 @pytest.mark.parametrize("opset", [13, 20])
 def test_other_opsets(tmp_path, opset):
     bilm = random_bilm()

@@ -1,4 +1,6 @@
 """int8 ONNX models stay close to the torch float32 biLM, layer by layer."""
+import logging
+
 import numpy as np
 import pytest
 
@@ -7,6 +9,8 @@ pytest.importorskip("onnxruntime")
 
 from spacy_elmo import load_bilm  # noqa: E402
 from spacy_elmo.onnx import OnnxBiLM, export_onnx, layer_cosines, quantize_onnx  # noqa: E402
+
+from ..conftest import random_bilm  # noqa: E402
 
 SENTENCES = [
     "The cat sat on the mat .".split(),
@@ -36,3 +40,10 @@ def test_layer_cosines():
     x = np.random.default_rng(0).normal(size=(3, 4, 8)).astype(np.float32)
     assert np.allclose(layer_cosines([x], [2 * x]), 1.0)
     assert np.allclose(layer_cosines([x, x], [x, -x]), 0.0)
+
+
+def test_quantization_warns_of_nothing(tmp_path, caplog):
+    source = export_onnx(random_bilm(), tmp_path / "float32.onnx")
+    with caplog.at_level(logging.WARNING):
+        quantize_onnx(source, tmp_path / "int8.onnx")
+    assert not [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING]

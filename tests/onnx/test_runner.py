@@ -5,10 +5,11 @@ import sys
 import numpy as np
 import pytest
 
-pytest.importorskip("onnx")
+onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 from spacy_elmo.onnx import OnnxBiLM, export_onnx  # noqa: E402
+from spacy_elmo.onnx.interface import ACTIVE_ROWS_KEY  # noqa: E402
 from spacy_elmo.onnx.runner import _length_groups  # noqa: E402
 
 from ..conftest import random_bilm  # noqa: E402
@@ -62,8 +63,18 @@ def test_length_groups_split_a_batch_only_where_padding_costs_more_than_a_run():
         assert all(lengths.count(lengths[i]) == sum(lengths[j] == lengths[i] for j in group) for i in group)
 
 
+def test_only_graphs_that_step_every_row_split_their_batches(tiny_onnx):
+    model = onnx.load(str(tiny_onnx[1]))
+    assert not OnnxBiLM(model.SerializeToString(), threads=1).split_by_length
+    kept = [prop for prop in model.metadata_props if prop.key != ACTIVE_ROWS_KEY]
+    del model.metadata_props[:]
+    model.metadata_props.extend(kept)
+    assert OnnxBiLM(model.SerializeToString(), threads=1).split_by_length  # exported before the key
+
+
 def test_a_batch_of_mixed_lengths_gives_the_layers_of_one_run(tmp_path):
     runner = OnnxBiLM(export_onnx(random_bilm(), tmp_path / "tiny.onnx"), threads=1, cache_bytes=0)
+    runner.split_by_length = True  # as for a graph exported before its LSTMs computed only the active rows
     batch = [["a"] * 40, [], "The cat".split(), "x y z w".split(), ["b"] * 39, ["Play"], []]
     assert len(_length_groups([len(s) for s in batch])) > 1
     split, whole = runner.embed_batch(batch), runner._run(batch)
