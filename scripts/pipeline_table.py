@@ -6,7 +6,7 @@ metric names, from the JSON files of scripts/evaluate_pipeline.py.
 import json
 import statistics
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import typer
 
@@ -48,21 +48,20 @@ def mean_sd(values: Sequence[float]) -> str:
     return f"{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f}"
 
 
-def table(records: Dict[str, dict], gain: Optional[Sequence[str]] = None) -> List[str]:
-    """Markdown rows: one per score, one column per variant (seeds named), and a gain column."""
+def table(records: Dict[str, dict], gains: Sequence[Tuple[str, str]] = ()) -> List[str]:
+    """Markdown rows: one per score, one column per variant (seeds named), and a column per gain
+    (A, B): mean(A) − mean(B)."""
     names = list(records)
     header = ["score", *(f"{VARIANT_NAMES.get(n, n)} (seeds {','.join(str(r['seed']) for r in records[n]['runs'])})" for n in names)]
-    if gain:
-        header.append(f"{gain[0]} − {gain[1]}")
+    header.extend(f"{a} − {b}" for a, b in gains)
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for label, key in ROWS:
         values = {n: [v for v in (score(r["scores"], key) for r in records[n]["runs"]) if v is not None] for n in names}
         if not any(values.values()):
             continue
         cells = [label, *(mean_sd(values[n]) for n in names)]
-        if gain:
-            a, b = values.get(gain[0]), values.get(gain[1])
-            cells.append(f"{statistics.mean(a) - statistics.mean(b):+.2f}" if a and b else "–")
+        for a, b in gains:
+            cells.append(f"{statistics.mean(values[a]) - statistics.mean(values[b]):+.2f}" if values[a] and values[b] else "–")
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -71,14 +70,14 @@ def main(
     metrics_dir: Path = typer.Argument(..., help="Folder of VARIANT.json files from evaluate_pipeline.py"),
     output: Path = typer.Argument(..., help="Markdown file to write"),
     variants: str = typer.Option("elmo,cnn,cnn-vectors", help="Comma-separated variants, in column order (missing files are left out)"),
-    gain: str = typer.Option("elmo,cnn", help="The two variants of the gain column: A,B gives mean(A) − mean(B)"),
+    gain: List[str] = typer.Option(["elmo,cnn", "elmo,cnn-vectors"], help="A gain column, A,B: mean(A) − mean(B) (repeat the option for more; a pair with a missing variant is left out)"),
 ) -> None:
     """Write the comparison table as markdown and print it."""
     records = {name: json.loads(path.read_text(encoding="utf8")) for name in variants.split(",") if (path := metrics_dir / f"{name}.json").is_file()}
     if not records:
         raise SystemExit(f"error: no {variants} .json files in {metrics_dir}")
-    pair = gain.split(",")
-    text = "\n".join(table(records, pair if all(p in records for p in pair) else None)) + "\n"
+    pairs = [(a, b) for a, b in (pair.split(",") for pair in gain) if a in records and b in records]
+    text = "\n".join(table(records, pairs)) + "\n"
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text, encoding="utf8")
     print(text, end="")

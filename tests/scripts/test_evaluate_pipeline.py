@@ -33,14 +33,17 @@ def test_conll18_counts_punctuation_and_the_universal_relation():
 
 def test_the_table_gives_mean_sd_per_variant_and_the_gain(tmp_path: Path):
     table = script("pipeline_table")
-    for name, values in {"elmo": [0.95, 0.97], "cnn": [0.94, 0.94]}.items():
+    for name, values in {"elmo": [0.95, 0.97], "cnn": [0.94, 0.94], "cnn-vectors": [0.945]}.items():
         runs = [{"seed": seed, "scores": {"pos_acc": value, "ents_per_type": {"PER": {"f": value}}}} for seed, value in enumerate(values)]
         (tmp_path / f"{name}.json").write_text(json.dumps({"runs": runs}))
-    records = {name: json.loads((tmp_path / f"{name}.json").read_text()) for name in ("elmo", "cnn")}
-    lines = table.table(records, ["elmo", "cnn"])
-    assert lines[0] == "| score | ELMo en_base_v2 (seeds 0,1) | CNN (en_core_web_sm recipe) (seeds 0,1) | elmo − cnn |"
-    assert "| POS (UPOS) | 96.00 ± 1.41 | 94.00 ± 0.00 | +2.00 |" in lines
-    assert "| ENTS_F PER | 96.00 ± 1.41 | 94.00 ± 0.00 | +2.00 |" in lines
+    records = {name: json.loads((tmp_path / f"{name}.json").read_text()) for name in ("elmo", "cnn", "cnn-vectors")}
+    lines = table.table(records, [("elmo", "cnn"), ("elmo", "cnn-vectors")])
+    assert lines[0] == (
+        "| score | ELMo en_base_v2 (seeds 0,1) | CNN (en_core_web_sm recipe) (seeds 0,1) | CNN + floret vectors (seeds 0)"
+        " | elmo − cnn | elmo − cnn-vectors |"
+    )
+    assert "| POS (UPOS) | 96.00 ± 1.41 | 94.00 ± 0.00 | 94.50 | +2.00 | +1.50 |" in lines
+    assert "| ENTS_F PER | 96.00 ± 1.41 | 94.00 ± 0.00 | 94.50 | +2.00 | +1.50 |" in lines
     assert not any(line.startswith("| LAS") for line in lines)  # no parser scores: no row
 
 
