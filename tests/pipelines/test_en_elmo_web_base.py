@@ -15,6 +15,8 @@ import spacy
 from spacy_elmo import __version__
 from spacy_elmo.corpora import corpus_docs
 
+from ..wheels import build_wheel, install_offline, run
+
 REPO = Path(__file__).resolve().parents[2]
 PIPELINE = REPO / "pipelines" / "en_elmo_web_base"
 DATA = Path(os.environ.get("SPACY_ELMO_DATA", REPO.parent / "shared" / "data"))
@@ -61,3 +63,22 @@ def test_the_test_set_scores_are_those_of_the_meta(nlp):
     stated = nlp.meta["performance"]
     for key in ("tag_acc", "pos_acc", "morph_acc", "lemma_acc", "dep_uas_conll18", "dep_las_conll18", "sents_f", "ents_f"):
         assert scores[key] == pytest.approx(stated[key], abs=5e-5), key
+
+
+ANNOTATE = """
+import json, sys, spacy
+nlp = spacy.load(sys.argv[1])
+print(json.dumps([[(t.tag_, t.pos_, str(t.morph), t.lemma_, t.dep_, t.head.i, t.ent_type_, t.is_sent_start) for t in doc]
+                  for doc in nlp.pipe(json.loads(sys.argv[2]))]))
+"""
+TEXTS = ["Ada Lovelace wrote the first program for Charles Babbage's engine in London.", "We saw a play. Let us play chess."]
+
+
+@pytest.mark.slow
+def test_the_wheel_of_the_committed_pipeline_installs_offline_and_annotates_the_same(tmp_path):
+    wheel = build_wheel(PIPELINE, tmp_path)
+    assert wheel.stat().st_size < 20_000_000
+    python = install_offline(wheel, tmp_path)
+    installed = json.loads(run(str(python), "-c", ANNOTATE, "en_elmo_web_base", json.dumps(TEXTS), cwd=tmp_path))
+    in_repo = json.loads(run(sys.executable, "-c", ANNOTATE, str(PIPELINE), json.dumps(TEXTS), cwd=tmp_path))
+    assert installed == in_repo and installed[0][0][6] == "PER"  # Ada

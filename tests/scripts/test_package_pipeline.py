@@ -4,12 +4,13 @@ in-repo pipeline's annotations exactly, and its biLM is the bundled one, named, 
 import json
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
 import spacy
 from spacy.training import Example
+
+from ..wheels import build_wheel, install_offline, run
 
 REPO = Path(__file__).resolve().parents[2]
 TEXTS = ["Apple is looking at buying a startup in London.", "We saw a play. Let us play chess."]
@@ -20,12 +21,6 @@ docs = list(nlp.pipe(json.loads(sys.argv[2])))
 print(json.dumps({"tags": [[t.tag_ for t in d] for d in docs], "elmo": [d._.elmo.tolist() for d in docs],
                   "requirements": nlp.meta["requirements"], "torch_free_meta": nlp.meta["license"]}))
 """
-
-
-def run(*command: str, cwd: Path = REPO) -> str:
-    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
-    assert result.returncode == 0, f"{' '.join(command)}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-    return result.stdout
 
 
 def annotations(nlp) -> dict:
@@ -77,22 +72,9 @@ def test_the_packaged_wheel_installs_offline_and_annotates_the_same(trained: Pat
     assert (shipped / "elmo" / "model").stat().st_size < 10_000  # the bundled biLM by name and hash
     expected = annotations(spacy.load(shipped))
 
-    # spaCy's own packaging; the wheel is built without network (no build isolation).
-    (tmp_path / "packages").mkdir()
-    run(sys.executable, "-m", "spacy", "package", str(shipped), str(tmp_path / "packages"), "--build", "none", "--force")
-    package_dir = tmp_path / "packages" / "en_elmo_test-0.0.1"
-    run(sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-index", "-q", "-w", str(tmp_path / "dist"), str(package_dir))
-    (wheel,) = (tmp_path / "dist").glob("en_elmo_test-0.0.1-*.whl")
+    wheel = build_wheel(shipped, tmp_path)
     assert wheel.stat().st_size < 20_000_000
-
-    # A fresh environment that sees this one's packages (spaCy, torch, spacy-elmo) but not the pipeline.
-    venv = tmp_path / "venv"
-    run(sys.executable, "-m", "venv", str(venv))
-    python = venv / "bin" / "python"
-    site = Path(run(str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])").strip())
-    # addsitedir, not a bare path: the outer site's own .pth files (an editable spacy-elmo) apply too.
-    (site / "outer.pth").write_text(f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})\n")
-    run(str(python), "-m", "pip", "install", "--no-index", "--no-deps", "-q", str(wheel))
+    python = install_offline(wheel, tmp_path)
     got = json.loads(run(str(python), "-c", SCRIPT, "en_elmo_test", json.dumps(TEXTS), cwd=tmp_path))
     assert got["tags"] == expected["tags"]
     assert got["elmo"] == expected["elmo"]  # exactly: the same bundled weights, the same code
