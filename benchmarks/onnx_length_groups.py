@@ -4,7 +4,7 @@ default for graphs whose LSTMs compute only the active rows), on exported graphs
 writes them), cold token cache, runs interleaved; CPU time (`time.process_time`), which holds on
 a loaded machine where wall-clock does not.
 
-    OMP_NUM_THREADS=1 python benchmarks/onnx_length_groups.py /tmp/onnx-profile/original/int8.onnx
+    OMP_NUM_THREADS=1 python benchmarks/onnx_length_groups.py PROFILE_DIR/original/int8.onnx  # PROFILE_DIR: onnx_profile.py --out
 """
 import time
 from pathlib import Path

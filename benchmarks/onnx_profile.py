@@ -23,6 +23,7 @@ run's CPU seconds (`time.process_time`) are printed beside them.
 """
 import json
 import os
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -66,9 +67,9 @@ def ort_profile(path: Path, sentences: List[List[str]], threads: int, optimized:
     from spacy_elmo.onnx.runner import _length_groups
 
     runner = OnnxBiLM(path, threads=threads)
-    if one_run:  # the whole batch in one run of the graph, as before `_length_groups`
-        runner.embed_batch = runner._run  # type: ignore[method-assign]
-    n_runs = len(_length_groups([len(s) for s in sentences])) if runner.split_by_length and not one_run else 1
+    if one_run:  # the whole batch in one run of the graph
+        runner.split_by_length = False
+    n_runs = len(_length_groups([len(s) for s in sentences])) if runner.split_by_length else 1
     runner.embed_batch(sentences)  # warm-up (allocations, kernel choice)
     runner.clear_cache()
     options = onnxruntime.SessionOptions()
@@ -155,7 +156,7 @@ def main(
     corpus: Path = typer.Option(DEFAULT_CORPUS, help="text, a sentence a line (.txt or .gz)"),
     skip: int = typer.Option(-1, help="corpus lines to skip first; -1: take the last --sentences lines"),
     threads: int = typer.Option(1, help="intra-op threads of both runtimes"),
-    out: Path = typer.Option(Path("/tmp/onnx-profile"), help="folder for the weights and graphs (kept, reused)"),
+    out: Path = typer.Option(Path(tempfile.gettempdir()) / "onnx-profile", help="folder for the weights and graphs (kept, reused)"),
     top: int = typer.Option(14, help="operators shown per run"),
     no_torch: bool = typer.Option(False, help="skip the torch int8 profile"),
     one_run: bool = typer.Option(False, help="ONNX Runtime: the batch in one run of the graph, not split by length"),

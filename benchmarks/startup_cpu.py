@@ -3,7 +3,7 @@ doc of saved pipelines: `python -c "import spacy; nlp = spacy.load(PATH); nlp(TE
 pipelines interleaved, median of `--repeats`. CPU time rather than wall-clock, so that the figures
 hold on a machine busy with other work (they do not count waiting for a core).
 
-    OMP_NUM_THREADS=1 python benchmarks/startup_cpu.py /tmp/ortenv/bin/python=/tmp/ort-pipe .venv/bin/python=/tmp/torch-pipe
+    OMP_NUM_THREADS=1 python benchmarks/startup_cpu.py ORT_VENV/bin/python=ORT_PIPELINE .venv/bin/python=TORCH_PIPELINE
 """
 import os
 import resource

@@ -139,6 +139,9 @@ def main(
         scores = matching[0]["scores"]
     words_per_second = json.loads(speed.read_text(encoding="utf8"))["pipelines"]["elmo"]["words_per_second"] if speed else None
     nlp.meta.update(pipeline_meta(nlp.meta, name, version, scores, words_per_second))
+    # The training machine's data paths mean nothing elsewhere: shipped as null, as spaCy's own pipelines do.
+    for key in nlp.config["paths"]:
+        nlp.config["paths"][key] = None
     output.parent.mkdir(parents=True, exist_ok=True)
     nlp.to_disk(output)
     size = sum(p.stat().st_size for p in output.rglob("*") if p.is_file())

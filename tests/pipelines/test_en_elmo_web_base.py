@@ -36,6 +36,7 @@ def test_the_folder_is_a_spacy_pipeline_on_the_bundled_bilm(nlp):
     assert meta["requirements"] == [f"spacy-elmo>={major}.{minor}.0,<{major}.{int(minor) + 1}.0"]
     assert (PIPELINE / "elmo" / "model").stat().st_size < 10_000  # en_base_v2 by name and sha256
     assert sum(p.stat().st_size for p in PIPELINE.rglob("*") if p.is_file()) < 16_000_000
+    assert set(spacy.util.load_config(PIPELINE / "config.cfg")["paths"].values()) == {None}  # no machine's paths
 
 
 def test_the_readme_example_shows_what_the_pipeline_gives(nlp):

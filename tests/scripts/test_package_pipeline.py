@@ -40,6 +40,7 @@ def trained(tmp_path_factory) -> Path:
     for _ in range(2):
         nlp.update(examples, sgd=optimizer)
     path = tmp_path_factory.mktemp("trained") / "model"
+    nlp.config["paths"]["train"] = str(path.parent / "train.spacy")  # a training machine's path
     nlp.to_disk(path)
     return path
 
@@ -70,6 +71,8 @@ def test_the_packaged_wheel_installs_offline_and_annotates_the_same(trained: Pat
     assert meta["license"] == "CC BY-SA 4.0" and meta["requirements"][0].startswith("spacy-elmo>=")
     assert {s["license"] for s in meta["sources"]} == {"CC BY-SA 4.0"}
     assert (shipped / "elmo" / "model").stat().st_size < 10_000  # the bundled biLM by name and hash
+    assert spacy.util.load_config(trained / "config.cfg")["paths"]["train"].endswith("train.spacy")
+    assert set(spacy.util.load_config(shipped / "config.cfg")["paths"].values()) == {None}
     expected = annotations(spacy.load(shipped))
 
     wheel = build_wheel(shipped, tmp_path)
