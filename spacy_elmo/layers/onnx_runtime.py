@@ -4,7 +4,6 @@ the CPU. An `OnnxShim` holds the graph and saves its bytes with the model (no pi
 saved pipeline loads and runs without torch. Segmentation, batches and the assembly per doc are
 the torch runtime's (`bilm_runs.py`, `segments.py`)."""
 import json
-import os
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
@@ -108,7 +107,6 @@ class OnnxShim(Shim):
         self.compute_dtype = compute_dtype
         self.graph = b""
         self.header: Dict[str, Any] = {}
-        self.pid = os.getpid()
 
     def hold(self, graph: bytes, header: Dict[str, Any]) -> None:
         """Run `graph` (ONNX bytes) from now on; one clear error where ONNX Runtime cannot."""
@@ -122,15 +120,11 @@ class OnnxShim(Shim):
                 f"elmo model: the pipeline's ONNX graph ({described}) cannot run here: {err}; upgrade onnxruntime, "
                 "or initialize and save the pipeline again with this one"
             ) from None
-        self._model, self.graph, self.header, self.pid = runner, graph, header, os.getpid()
+        self._model, self.graph, self.header = runner, graph, header
 
     def runner(self) -> Any:
-        """The `OnnxBiLM`; in a child process forked from this one (`nlp.pipe(n_process=N)`), a
-        new session with one thread, as ONNX Runtime's threads do not survive a fork."""
-        if self.pid != os.getpid() and self._model is not None:
-            from ..onnx.runner import OnnxBiLM
-
-            self._model, self.pid = OnnxBiLM(self.graph, threads=1), os.getpid()
+        """The `OnnxBiLM` (safe in processes forked by `nlp.pipe(n_process=N)`: it makes a session
+        of its own there)."""
         return self._model
 
     def to_bytes(self) -> bytes:
@@ -168,7 +162,7 @@ class OnnxShim(Shim):
     def copy(self) -> "OnnxShim":
         """A shim sharing this one's graph and session (ONNX Runtime runs one session from many threads)."""
         copied = OnnxShim(self.compute_dtype)
-        copied._model, copied.graph, copied.header, copied.pid = self._model, self.graph, self.header, self.pid
+        copied._model, copied.graph, copied.header = self._model, self.graph, self.header
         return copied
 
     def to_device(self, device_type: str, device_id: int) -> None:

@@ -1,6 +1,9 @@
 """`OnnxBiLM`: run a biLM exported by `export_onnx` with ONNX Runtime, without torch."""
+import ctypes
+import os
 import re
 import threading
+import weakref
 from collections import OrderedDict
 from typing import Any, Dict, List, Sequence, Union
 
@@ -33,6 +36,23 @@ class OnnxGraphError(SpacyElmoError):
     """An ONNX graph that ONNX Runtime cannot load, or that is not a biLM written by `export_onnx`."""
 
 
+# Every OnnxBiLM of this process, so that a forked child can set their sessions aside (`_after_fork`).
+_RUNNERS: "weakref.WeakSet[OnnxBiLM]" = weakref.WeakSet()
+
+
+def _after_fork() -> None:
+    """In a forked child: keep each inherited session alive for good and give its runner a fresh
+    lock. A session's thread pool did not survive the fork, and destroying the session waits for
+    those threads for ever (`pthread_cond_destroy`); a runner makes a new session at its next run."""
+    for runner in list(_RUNNERS):
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(runner.session))  # never freed, even at exit
+        runner._lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
+
+
 class OnnxBiLM:
     """An exported biLM on ONNX Runtime's CPU provider, with the embedding API of `BiLM`
     (stateless only). Tokens map to UTF-8 byte ids (`CharacterMapper`), or for a biLM with learned
@@ -46,14 +66,9 @@ class OnnxBiLM:
     """
 
     def __init__(self, model: Union[PathLike, bytes], *, threads: int = 0, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        source = model if isinstance(model, bytes) else str(model)
-        try:
-            self.session = onnxruntime.InferenceSession(source, options, providers=["CPUExecutionProvider"])
-        except LOAD_ERRORS as err:
-            raise OnnxGraphError(f"ONNX Runtime {onnxruntime.__version__} cannot load this graph: {_reason(err)}") from None
+        self._source = model if isinstance(model, bytes) else str(model)
+        self.session = _session(self._source, threads)
+        self._pid = os.getpid()
         model_input, output = _check_interface(self.session.get_inputs(), self.session.get_outputs())
         self.characters = _token_mapper(self.session, model_input)
         # Graphs exported before their LSTMs computed only the active rows run every row of a run
@@ -66,6 +81,7 @@ class OnnxBiLM:
         self.cache_size = cache_bytes // (4 * self.token_dim)
         self._cache: "OrderedDict[str, np.ndarray]" = OrderedDict()
         self._lock = threading.Lock()
+        _RUNNERS.add(self)
 
     def clear_cache(self) -> None:
         """Forget the cached token embeddings."""
@@ -134,6 +150,8 @@ class OnnxBiLM:
             INPUT_NAMES[2]: token_index,
             INPUT_NAMES[3]: np.array([len(sentence) for sentence in sentences], dtype=np.int64),
         }
+        if self._pid != os.getpid():  # forked (`nlp.pipe(n_process=N)`): one thread per worker process
+            self.session, self._pid = _session(self._source, 1), os.getpid()
         layers, embeddings = self.session.run(None, inputs)
         if self.cache_size > 0:
             with self._lock:
@@ -143,6 +161,17 @@ class OnnxBiLM:
                 while len(self._cache) > self.cache_size:
                     self._cache.popitem(last=False)
         return [layers[:, row, : len(sentence)].copy() for row, sentence in enumerate(sentences)]
+
+
+def _session(source: Union[str, bytes], threads: int) -> onnxruntime.InferenceSession:
+    """An ONNX Runtime session of the graph at `source` (a path or the graph's bytes) on the CPU."""
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    try:
+        return onnxruntime.InferenceSession(source, options, providers=["CPUExecutionProvider"])
+    except LOAD_ERRORS as err:
+        raise OnnxGraphError(f"ONNX Runtime {onnxruntime.__version__} cannot load this graph: {_reason(err)}") from None
 
 
 def _length_groups(lengths: Sequence[int], step_rows: int = STEP_COST_ROWS) -> List[List[int]]:

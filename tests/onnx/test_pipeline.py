@@ -1,7 +1,6 @@
 """The elmo component on runtime "onnxruntime": the torch runtime's features through the same
 segments, windows and batches; the graph saved inside the pipeline; listeners sized from it."""
 import shutil
-import signal
 
 import numpy as np
 import pytest
@@ -14,6 +13,7 @@ pytest.importorskip("onnxruntime")
 from spacy_elmo.layers.onnx_runtime import MAGIC  # noqa: E402
 from spacy_elmo.onnx import OnnxBiLM, layer_cosines  # noqa: E402
 
+from ..processes import pipe_in_two_processes  # noqa: E402
 from .pipelines import TEXTS, elmo_pipeline, layers, save_tiny_bilm  # noqa: E402
 
 ATOL = 1e-5
@@ -88,18 +88,13 @@ def test_listeners_take_their_sizes_from_the_graph(tiny, tmp_path):
     assert [[t.tag_ for t in doc] for doc in loaded.pipe(TEXTS)] == tags
 
 
-def test_two_processes_equal_one(tiny):
-    nlp = elmo_pipeline(tiny)
+@pytest.mark.parametrize("compute_dtype", ["float32", "int8"])
+@pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
+def test_two_processes_equal_one(tiny, tmp_path, compute_dtype, warm):
+    # Forked workers used to hang for good destroying the parent's session (cold int8: 5 runs in 6).
+    nlp = elmo_pipeline(tiny, compute_dtype=compute_dtype)
+    nlp.to_disk(tmp_path / "pipeline")
     texts = TEXTS * 3
-    one = layers(nlp, texts)  # the parent's session has run before the children are forked
-    signal.signal(signal.SIGALRM, _hung)
-    signal.alarm(120)  # a forked child must not hang on the parent's ONNX Runtime session
-    try:
-        two = [doc._.elmo for doc in nlp.pipe(texts, n_process=2, batch_size=4)]
-    finally:
-        signal.alarm(0)
-    assert_same(one, two, atol=0)
-
-
-def _hung(*_):
-    raise TimeoutError("nlp.pipe(n_process=2) did not finish in 120 s")
+    # int8 quantizes each run's activations with that run's range: other batches, other roundings.
+    atol = 0 if compute_dtype == "float32" else 5e-3
+    assert_same(layers(nlp, texts), pipe_in_two_processes(tmp_path / "pipeline", texts, warm), atol=atol)

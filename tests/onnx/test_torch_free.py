@@ -11,6 +11,7 @@ import subprocess
 import sys
 import sysconfig
 from pathlib import Path
+from typing import Dict
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ import pytest
 pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
+from ..processes import pipe_in_two_processes  # noqa: E402
 from .pipelines import TEXTS, elmo_pipeline, save_tiny_bilm  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform == "win32", reason="links the site-packages entries")]
@@ -66,12 +68,17 @@ def torch_free_python(root: Path) -> Path:
     return root / ("Scripts" if os.name == "nt" else "bin") / "python"
 
 
+def torch_free_env() -> Dict[str, str]:
+    """This process's environment variables, but those that would point python at this environment."""
+    return {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+
+
 def test_a_saved_onnx_runtime_pipeline_runs_without_torch(tmp_path):
     nlp = elmo_pipeline(save_tiny_bilm(tmp_path / "tiny"), tagger=True)
     nlp.to_disk(tmp_path / "pipeline")
     docs = list(nlp.pipe(TEXTS))
     python = torch_free_python(tmp_path / "venv")
-    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    env = torch_free_env()
     command = [str(python), "-c", SCRIPT, str(tmp_path / "pipeline"), json.dumps(TEXTS), str(tmp_path / "elmo.npz")]
     result = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     assert result.returncode == 0, result.stderr
@@ -87,3 +94,14 @@ def test_a_saved_onnx_runtime_pipeline_runs_without_torch(tmp_path):
     with np.load(tmp_path / "elmo.npz") as saved:
         for i, doc in enumerate(docs):
             np.testing.assert_allclose(saved[f"arr_{i}"], doc._.elmo, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
+def test_two_processes_equal_one_without_torch(tmp_path, warm):
+    nlp = elmo_pipeline(save_tiny_bilm(tmp_path / "tiny"))
+    nlp.to_disk(tmp_path / "pipeline")
+    texts = TEXTS * 3
+    python = str(torch_free_python(tmp_path / "venv"))
+    two = pipe_in_two_processes(tmp_path / "pipeline", texts, warm, python=python, env=torch_free_env())
+    for expected, got in zip((doc._.elmo for doc in nlp.pipe(texts)), two):
+        np.testing.assert_array_equal(got, expected)
