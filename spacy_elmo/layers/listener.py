@@ -14,8 +14,10 @@ class ElmoListener(Model):
     """Gets all biLM layers per doc from an upstream `elmo` component.
 
     In training, the upstream component hands over the batch it computed (`receive`) and
-    takes the gradients back; the listener lets go of both once it has used them; otherwise the listener reads `doc._.elmo`, and returns zeros of
-    the right shape for docs the upstream has not annotated (as during `nlp.initialize`).
+    takes the gradients back; the listener lets go of both once it has used them; otherwise the
+    listener reads `doc._.elmo`. Docs the upstream has not annotated get zeros of the right shape
+    only while the upstream is being initialized (`nlp.initialize`); elsewhere they are an error,
+    as the component would predict from nothing (an upstream excluded, disabled or after it).
     Dims: `nO` (layer width) and `n_layers`, set by the upstream once its weights are loaded.
 
     upstream_name (str): name of the `elmo` component, or "*" for any.
@@ -29,6 +31,10 @@ class ElmoListener(Model):
         self._batch_id: Optional[int] = None
         self._outputs: Optional[List[Floats3d]] = None
         self._backprop: Optional[Callable] = None
+        # Set by the upstream: the name of the component this listener is in, once linked, and
+        # whether unannotated docs are expected (from the upstream's initialize to its first run).
+        self.component_name: Optional[str] = None
+        self.initializing = False
 
     def set_dim(self, name: str, value: int, *, force: bool = False) -> None:
         """Set a layer size; a known one that changes is one clear error: the listening
@@ -80,6 +86,8 @@ def forward(model: ElmoListener, docs: List[Doc], is_train: bool) -> Tuple[List[
     for doc in docs:
         stored = doc._.get(ATTR) if Doc.has_extension(ATTR) else None
         if stored is None:
+            if not is_train and not model.initializing:
+                raise SpacyElmoError(_unfed(model))
             if is_train:
                 raise SpacyElmoError(
                     "elmo listener: no ELMo features for a training batch. The upstream 'elmo' component "
@@ -97,6 +105,20 @@ def forward(model: ElmoListener, docs: List[Doc], is_train: bool) -> Tuple[List[
         else:
             outputs.append(model.ops.asarray3f(stored))
     return outputs, no_backprop
+
+
+def _unfed(model: ElmoListener) -> str:
+    """Why a listener outside initialization got a doc without ELMo features, and what to do."""
+    upstream = "an elmo component" if model.upstream_name == "*" else f"the '{model.upstream_name}' component"
+    if model.component_name is None:
+        return (
+            f"elmo listener: {upstream} it listens to is not in the pipeline before it (excluded?), so its component "
+            "would predict from no features; load the pipeline with it, or exclude its listening components too"
+        )
+    return (
+        f"elmo listener of '{model.component_name}': {upstream} did not annotate the doc (disabled?), so "
+        f"'{model.component_name}' would predict from no features; enable it, or disable '{model.component_name}' too"
+    )
 
 
 def _dims(model: ElmoListener) -> Tuple[int, int]:

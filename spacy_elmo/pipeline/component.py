@@ -112,6 +112,8 @@ class Elmo(TrainablePipe):
         except ValueError as err:  # e.g. a JSONDecodeError, whose constructor takes more
             raise SpacyElmoError(f"elmo component '{self.name}': {err}") from err
         self._attach()
+        for listener in self.listeners:  # until this component runs, its listeners see unannotated docs
+            listener.initializing = True
         if nlp is not None:
             self._warn_if_nobody_listens(nlp)
             self._record_source(nlp)
@@ -183,6 +185,7 @@ class Elmo(TrainablePipe):
     def predict(self, docs: Iterable[Doc]) -> List[Floats3d]:
         """All biLM layers per doc, float32 (n_layers, len(doc), width)."""
         self._ensure_loaded()
+        self._end_initializing()
         docs = list(docs)
         return self.model.predict(docs) if docs else []
 
@@ -223,6 +226,7 @@ class Elmo(TrainablePipe):
         if not self.listeners:
             return losses
         self._ensure_loaded()
+        self._end_initializing()
         docs = [eg.predicted for eg in examples]
         ops = self.model.ops
         if self.frozen:
@@ -255,6 +259,10 @@ class Elmo(TrainablePipe):
             listener.receive(batch_id, layers, accumulate_gradient)
         self.listeners[-1].receive(batch_id, layers, backprop)
         return losses
+
+    def _end_initializing(self) -> None:
+        for listener in self.listeners:
+            listener.initializing = False
 
     def finish_update(self, sgd: Optimizer) -> None:
         """Update the biLM's weights, unless frozen."""
@@ -289,6 +297,7 @@ class Elmo(TrainablePipe):
         self.listener_map.setdefault(component_name, [])
         if listener not in self.listener_map[component_name]:
             self.listener_map[component_name].append(listener)
+        listener.component_name = component_name
         if self.bilm is not None:
             self._set_listener_dims(listener)
 
@@ -296,6 +305,7 @@ class Elmo(TrainablePipe):
         """Remove a downstream listener (internals)."""
         if listener in self.listener_map.get(component_name, []):
             self.listener_map[component_name].remove(listener)
+            listener.component_name = None
             if not self.listener_map[component_name]:
                 del self.listener_map[component_name]
             return True

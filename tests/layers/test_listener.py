@@ -17,6 +17,12 @@ def test_listener_reads_docs_or_gives_zeros_and_fails_clearly():
     annotated, bare = nlp("a b c"), nlp("d e")
     annotated._.elmo = np.ones((3, 3, 8), dtype=np.float32)
     listener = ElmoListener("*")
+    with pytest.raises(ValueError, match="not in the pipeline before it"):
+        listener.predict([bare])
+    listener.component_name = "tagger"
+    with pytest.raises(ValueError, match="of 'tagger': an elmo component did not annotate the doc"):
+        listener.predict([bare])
+    listener.initializing = True  # zeros only while the upstream is being initialized
     with pytest.raises(ValueError, match="has not loaded its weights"):
         listener.predict([bare])
     listener.set_dim("nO", 8)

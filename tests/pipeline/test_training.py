@@ -83,6 +83,18 @@ def test_ner_overfits_and_predicts_the_same_after_save_and_load(tmp_path):
     assert [[(e.text, e.label_) for e in doc.ents] for doc in loaded.pipe(t for t, _ in TRAIN_DATA)] == gold
 
 
+@pytest.mark.parametrize("how", ["exclude", "disable"])
+def test_a_listener_without_its_elmo_refuses_instead_of_predicting_from_zeros(model_files, tmp_path, how):
+    nlp = ner_nlp(model_files)
+    train(nlp, 2)
+    nlp.to_disk(tmp_path / "pipeline")
+    loaded = spacy.load(tmp_path / "pipeline", **{how: ["elmo"]})
+    message = "not in the pipeline before it" if how == "exclude" else "of 'ner': the 'elmo' component did not annotate"
+    with pytest.raises(ValueError, match=message):
+        loaded("A cat sat.")
+    assert spacy.load(tmp_path / "pipeline", **{how: ["elmo", "ner"]})("A cat sat.").ents == ()
+
+
 def test_each_component_learns_its_own_layer_mix(model_files):
     nlp = ner_nlp(model_files)
     train(nlp, 5)
