@@ -49,6 +49,18 @@ def test_the_readme_example_shows_what_the_pipeline_gives(nlp):
     assert [(e.text, e.label_) for e in doc.ents] == ents_shown
 
 
+def test_the_model_block_is_v2_and_takes_the_documented_overrides(nlp):
+    block = spacy.util.load_config(PIPELINE / "config.cfg")["components"]["elmo"]["model"]
+    assert block["@architectures"] == "spacy-elmo.ElmoModel.v2"
+    assert (block["compute_dtype"], block["runtime"]) == ("float32", "torch")
+    text = "We saw a play. Let us play chess."
+    overrides = {"compute_dtype": "int8", "batch_size": 8, "context": "doc", "window": 32, "stride": 24}
+    int8 = spacy.load(PIPELINE, config={"components": {"elmo": {"model": overrides}}})
+    settings = int8.get_pipe("elmo").model.attrs["settings"]
+    assert (settings.compute_dtype, settings.batch_size, settings.context, settings.window) == ("int8", 8, "doc", 32)
+    assert [t.pos_ for t in int8(text)] == [t.pos_ for t in nlp(text)]
+
+
 @pytest.mark.slow
 def test_the_test_set_scores_are_those_of_the_meta(nlp):
     ud, uner = DATA / "ud-ewt", DATA / "uner-ewt"
