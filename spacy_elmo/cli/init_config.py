@@ -17,6 +17,9 @@ from ..registry_names import ELMO_LISTENER
 from .app import app
 
 ELMO_NAME = "elmo"
+# Scores that spaCy's default score weights list for a component that does not predict them (the
+# tagger's scorer also reads POS), by the components that do.
+SCORE_PREDICTED_BY = {"pos_acc": ("morphologizer", "attribute_ruler")}
 
 
 @app.command("init-config")
@@ -82,7 +85,12 @@ def elmo_config(
             model["tok2vec"] = _listener_tok2vec(encode, embed)
     config["components"] = {ELMO_NAME: _elmo_block(bilm, options), **config["components"]}
     config["nlp"]["pipeline"] = [ELMO_NAME, *components]
-    return load_config_from_str(_fill(config))
+    filled = load_config_from_str(_fill(config))
+    weights = filled["training"]["score_weights"]
+    for score, predictors in SCORE_PREDICTED_BY.items():
+        if score in weights and not set(predictors) & set(components):
+            weights[score] = None  # no column stuck at 0.00 in training's table
+    return filled
 
 
 def _elmo_block(bilm: Optional[str], options: Optional[str]) -> Dict[str, Any]:

@@ -42,3 +42,11 @@ def test_writes_the_v2_model_block():
     block = elmo_config(["ner"])["components"]["elmo"]["model"]
     assert block["@architectures"] == "spacy-elmo.ElmoModel.v2"
     assert (block["compute_dtype"], block["runtime"]) == ("float32", "torch") and "dtype" not in block
+
+
+@pytest.mark.parametrize("pipeline,pos_scored", [(["tagger", "parser", "ner"], False), (["tagger", "morphologizer"], True)])
+def test_scores_only_what_the_pipeline_predicts(pipeline, pos_scored):
+    from spacy_elmo.cli.init_config import elmo_config
+
+    weights = elmo_config(pipeline)["training"]["score_weights"]
+    assert weights["tag_acc"] and (weights["pos_acc"] is not None) == pos_scored
