@@ -4,12 +4,12 @@ its name and the sha256 of its weights, not a copy of the weights.
 Bundled biLMs never change under their name, so the name and hash pin the weights exactly; a
 fine-tuned, re-cast or moved biLM no longer matches its load-time fingerprint and is saved whole.
 """
-import hashlib
 import json
 from pathlib import Path
 from typing import Any, Dict, Optional
 
 from ..errors import SpacyElmoError
+from ..paths import sha256
 
 MAGIC = b"spacy-elmo bundled biLM\n"
 WEIGHTS_FILE = "model.safetensors"
@@ -30,15 +30,6 @@ def bundled_folder(source: Optional[str]) -> Optional[Path]:
     except SpacyElmoError:
         return None
     return path if path.parent == BUNDLED_DIR.resolve() and (path / WEIGHTS_FILE).is_file() else None
-
-
-def sha256(path: Path) -> str:
-    """The hex sha256 of a file."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as file:
-        for block in iter(lambda: file.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def mark(bilm: Any, folder: Path) -> None:

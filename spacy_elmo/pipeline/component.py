@@ -2,6 +2,7 @@
 `doc._.elmo`, `span._.elmo`, `token._.elmo`, and shares the layers with downstream listeners."""
 import warnings
 from functools import partial
+from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -23,6 +24,7 @@ from ..mixing import mix_layers
 from ..registry_names import ELMO_EMBED, ELMO_LISTENER, ELMO_MODEL
 from .extensions import install_extensions
 from .feature_cache import FeatureCache
+from .integrity import ADVICE, verify_checksums, write_checksums
 from .requirements import check_requirement
 from .settings import ElmoSettings, default_config
 from .vector_hooks import set_vector_hooks
@@ -344,9 +346,16 @@ class Elmo(TrainablePipe):
 
     def to_disk(self, path: Any, *, exclude: Iterable[str] = tuple()) -> None:
         super().to_disk(path, exclude=[*exclude, "cfg"])
+        write_checksums(Path(path))
 
     def from_disk(self, path: Any, *, exclude: Iterable[str] = tuple()) -> "Elmo":
-        super().from_disk(path, exclude=[*exclude, "cfg"])
+        verify_checksums(Path(path))
+        try:
+            super().from_disk(path, exclude=[*exclude, "cfg"])
+        except ValueError as err:  # msgpack's "Unpack failed" of a damaged file, naming none
+            if isinstance(err, SpacyElmoError):
+                raise
+            raise SpacyElmoError(f"{Path(path) / 'model'}: cannot be read ({err}); {ADVICE}") from None
         self._attach_deserialized()
         return self
 

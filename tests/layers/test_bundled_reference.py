@@ -10,6 +10,7 @@ import torch
 from spacy_elmo.bilm import load_bilm, save_bilm
 from spacy_elmo.layers import bundled_reference
 from spacy_elmo.layers.bundled_reference import BundledReferenceError, sha256
+from spacy_elmo.pipeline.integrity import write_checksums
 
 from ..conftest import random_bilm
 
@@ -57,6 +58,7 @@ def test_other_weights_under_the_name_are_refused(saved: Path, tmp_path: Path):
     model = copy / "elmo" / "model"
     real = sha256(bundled_reference.bundled_folder("en_base") / "model.safetensors")
     model.write_bytes(model.read_bytes().replace(real.encode(), ("0" * 64).encode()))
+    write_checksums(model.parent)  # an intact file, naming other weights
     with pytest.raises(BundledReferenceError, match="has other weights than the one the pipeline was trained with"):
         spacy.load(copy)
 

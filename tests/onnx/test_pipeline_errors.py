@@ -110,7 +110,8 @@ def test_a_graph_of_another_biLM_than_the_listeners(tiny, tmp_path):
     elmo_pipeline(tiny, tagger=True).to_disk(tmp_path / "tagged")
     wider = save_tiny_bilm(tmp_path / "wider", dataclasses.replace(TINY_CONFIG, projection_dim=12))
     elmo_pipeline(wider).to_disk(tmp_path / "other")
-    shutil.copy(tmp_path / "other" / "elmo" / "model", tmp_path / "tagged" / "elmo" / "model")
+    for name in ("model", "checksums.json"):
+        shutil.copy(tmp_path / "other" / "elmo" / name, tmp_path / "tagged" / "elmo" / name)
     with pytest.raises(SpacyElmoError) as err:
         spacy.load(tmp_path / "tagged")
     assert one_line(err).startswith("elmo listener: the biLM's nO is 24 on one side and 16 on the other")

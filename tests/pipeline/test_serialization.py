@@ -1,5 +1,8 @@
 """Same results across save/load, bytes, doc serialization, batching and processes."""
+import hashlib
+import json
 import pickle
+import re
 import shutil
 
 import numpy as np
@@ -7,6 +10,8 @@ import pytest
 import spacy
 from spacy.tokens import Doc, DocBin
 from spacy.util import load_model_from_config
+
+from spacy_elmo.errors import SpacyElmoError
 
 from ..processes import pipe_in_two_processes
 from .helpers import elmo_nlp
@@ -88,3 +93,21 @@ def test_doc_attributes_round_trip(movable_nlp):
         assert_same(expected, layers(restored))
         for doc, original in zip(restored, docs):
             assert [t._.elmo.tolist() for t in doc] == [t._.elmo.tolist() for t in original]
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "truncate-unchecked"])
+def test_a_damaged_biLM_file_is_refused_in_one_line_naming_it(movable_nlp, tmp_path, damage):
+    movable_nlp.to_disk(tmp_path / "pipeline")
+    model = tmp_path / "pipeline" / "elmo" / "model"
+    assert json.loads((model.parent / "checksums.json").read_text())["model"] == hashlib.sha256(model.read_bytes()).hexdigest()
+    data = model.read_bytes()
+    if damage == "flip":
+        middle = len(data) // 2
+        model.write_bytes(data[:middle] + bytes(b ^ 0xFF for b in data[middle : middle + 64]) + data[middle + 64 :])
+    else:
+        model.write_bytes(data[: len(data) // 2])
+    if damage == "truncate-unchecked":  # a pipeline saved without checksums (before 0.4)
+        (model.parent / "checksums.json").unlink()
+    message = "cannot be read" if damage == "truncate-unchecked" else "its sha256 is not the one saved with it"
+    with pytest.raises(SpacyElmoError, match=f"^{re.escape(str(model))}: {message}.*save the pipeline again$"):
+        spacy.load(tmp_path / "pipeline")
