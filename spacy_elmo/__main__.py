@@ -2,17 +2,12 @@
 import os
 import sys
 
-from .dependencies import MissingDependency, require
 from .runtime import omp_wait_policy
 
 # Chosen per command before any command imports torch; an exported value wins.
 os.environ.setdefault("OMP_WAIT_POLICY", omp_wait_policy(sys.argv[1] if len(sys.argv) > 1 else ""))
 
 if __name__ == "__main__":
-    try:
-        require("torch", "python -m spacy_elmo")
-    except MissingDependency as err:
-        sys.exit(f"error: {err}")
     from .cli.main import main
 
     main()

@@ -105,3 +105,26 @@ def test_two_processes_equal_one_without_torch(tmp_path, warm):
     two = pipe_in_two_processes(tmp_path / "pipeline", texts, warm, python=python, env=torch_free_env())
     for expected, got in zip((doc._.elmo for doc in nlp.pipe(texts)), two):
         np.testing.assert_array_equal(got, expected)
+
+
+def test_commands_that_need_no_torch_run_without_it_and_the_others_say_so(tmp_path):
+    python, env = str(torch_free_python(tmp_path / "venv")), torch_free_env()
+    repo = Path(__file__).resolve().parents[2]
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([python, "-m", "spacy_elmo", *args], capture_output=True, text=True, cwd=repo, env=env, timeout=120)
+
+    listed = cli("--help")
+    assert listed.returncode == 0, listed.stderr
+    assert all(name in listed.stdout for name in ("convert-corpus", "models", "pretrain", "embed", "set-runtime"))
+    conllu = sorted((repo / "data" / "smoke" / "ud-ewt").glob("*.conllu*"))[0]
+    converted = cli("convert-corpus", str(conllu), str(tmp_path / "corpus.spacy"))
+    assert converted.returncode == 0, converted.stderr
+    assert (tmp_path / "corpus.spacy").stat().st_size > 0
+    refused = cli("pretrain", "runs/x", "text.txt")
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == "error: python -m spacy_elmo pretrain needs PyTorch: pip install 'spacy-elmo[torch]'"
+    for command in (["models"], ["embed", str(conllu), "--output", str(tmp_path / "x.hdf5")]):
+        refused = cli(*command)
+        assert refused.returncode == 1 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+        assert refused.stderr.startswith("error: ") and "pip install 'spacy-elmo[torch]'" in refused.stderr
