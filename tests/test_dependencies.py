@@ -54,8 +54,9 @@ def test_every_torch_entry_names_the_extra(tmp_path):
         "allennlp": f"spacy_elmo.allennlp (the AllenNLP ELMo modules) {TORCH}",
         "export_onnx": f"spacy_elmo.onnx.export_onnx {TORCH}",
         "component": f'elmo model: runtime "torch" {TORCH}',
-        "cli": f"error: python -m spacy_elmo {TORCH}",
+        "cli": "1",  # the models command lists bundled biLMs through spacy_elmo.bilm
     }
+    assert result.stderr.strip().splitlines()[-1] == f"error: spacy_elmo.bilm (the biLM in PyTorch) {TORCH}"
 
 
 def test_require(monkeypatch):
