@@ -1,15 +1,16 @@
 """Convert GUM (CoNLL-U with CorefUD `Entity=` annotations) to spaCy DocBins for coreference.
 
 One Doc per document, with GUM's gold words and sentence boundaries. Every entity with two or
-more mentions (a coreference chain; singletons are not predicted by spaCy's coref components)
-becomes `doc.spans["coref_clusters_N"]` (the full mentions) and
+more mentions (a coreference chain; singletons are not predicted by spaCy's coref components,
+nor by elmo_coref; `--singletons` keeps them too, for scoring with singletons in) becomes `doc.spans["coref_clusters_N"]` (the full mentions) and
 `doc.spans["coref_head_clusters_N"]` (their head words, as spacy-experimental's coref component
 is trained on), N = 1, 2, ... in order of first mention. The CorefUD annotations are read with
 udapi; heads are udapi's (the highest word of the mention in the dependency tree).
 
-    python scripts/convert_gum.py GUM_DIR corpus/coref [--limit-docs 3]
+    python scripts/convert_gum.py GUM_DIR corpus/coref [--limit-docs 3] [--singletons]
 
-GUM_DIR holds gum-{train,dev,test}.conllu(.gz). Needs the `coref` extra (udapi).
+GUM_DIR holds gum-{train,dev,test}.conllu(.gz), and optionally gum-test2.conllu(.gz) (GENTLE, an
+out-of-domain test set). Needs udapi (the `coref` extra, or `pip install udapi`).
 """
 from collections import Counter
 from pathlib import Path
@@ -20,6 +21,7 @@ import typer
 from spacy.tokens import Doc, DocBin, Span
 
 SPLITS = ("train", "dev", "test")
+OPTIONAL_SPLITS = ("test2",)  # converted when GUM_DIR has them
 CLUSTER_PREFIX = "coref_clusters"
 HEAD_PREFIX = "coref_head_clusters"
 
@@ -40,7 +42,7 @@ def read_documents(path: Path) -> Iterator[object]:
             return
 
 
-def to_doc(document: object, vocab: spacy.vocab.Vocab, skipped: Counter) -> Doc:
+def to_doc(document: object, vocab: spacy.vocab.Vocab, skipped: Counter, min_mentions: int = 2) -> Doc:
     """A spaCy Doc of one udapi document, with its coreference chains as span groups."""
     name = document.meta.get("docname", "?")
     nodes = [node for bundle in document.bundles for node in bundle.get_tree().descendants]
@@ -55,7 +57,7 @@ def to_doc(document: object, vocab: spacy.vocab.Vocab, skipped: Counter) -> Doc:
         entities = document.coref_entities
     except Exception as err:  # udapi raises plain exceptions for malformed Entity= brackets
         raise SystemExit(f"error: {name}: cannot read the coreference annotation ({err})") from None
-    chains = [entity for entity in entities if len(entity.mentions) >= 2]
+    chains = [entity for entity in entities if len(entity.mentions) >= min_mentions]
     chains.sort(key=lambda entity: min(index[id(m.words[0])] for m in entity.mentions))
     for number, entity in enumerate(chains, 1):
         mentions: List[Span] = []
@@ -79,7 +81,7 @@ def to_doc(document: object, vocab: spacy.vocab.Vocab, skipped: Counter) -> Doc:
     return doc
 
 
-def convert(path: Path, output: Path, limit_docs: int) -> Tuple[int, int, int, int, Counter]:
+def convert(path: Path, output: Path, limit_docs: int, min_mentions: int = 2) -> Tuple[int, int, int, int, Counter]:
     """Write the DocBin; returns docs, tokens, chains, mentions and counts of the mentions
     skipped or adjusted, by reason."""
     vocab = spacy.blank("en").vocab
@@ -87,7 +89,7 @@ def convert(path: Path, output: Path, limit_docs: int) -> Tuple[int, int, int, i
     n_docs = n_tokens = n_chains = n_mentions = 0
     skipped: Counter = Counter()
     for document in read_documents(path):
-        doc = to_doc(document, vocab, skipped)
+        doc = to_doc(document, vocab, skipped, min_mentions)
         docs.add(doc)
         n_docs += 1
         n_tokens += len(doc)
@@ -105,14 +107,17 @@ def main(
     gum_dir: Path = typer.Argument(..., help="Folder of gum-{train,dev,test}.conllu(.gz)"),
     output_dir: Path = typer.Argument(..., help="Folder for train.spacy, dev.spacy, test.spacy"),
     limit_docs: int = typer.Option(0, help="Only the first N documents of each split (0: all)"),
+    singletons: bool = typer.Option(False, help="Keep entities of one mention too (scoring with singletons in)"),
 ) -> None:
-    """Write train/dev/test DocBins of GUM with coreference chains."""
-    for split in SPLITS:
+    """Write train/dev/test (and test2) DocBins of GUM with coreference chains."""
+    for split in SPLITS + OPTIONAL_SPLITS:
         candidates = [gum_dir / f"gum-{split}.conllu.gz", gum_dir / f"gum-{split}.conllu"]
         path = next((c for c in candidates if c.is_file()), None)
+        if path is None and split in OPTIONAL_SPLITS:
+            continue
         if path is None:
             raise SystemExit(f"error: {gum_dir} has no gum-{split}.conllu(.gz); set --vars.gum_dir to GUM's folder")
-        docs, tokens, chains, mentions, skipped = convert(path, output_dir / f"{split}.spacy", limit_docs)
+        docs, tokens, chains, mentions, skipped = convert(path, output_dir / f"{split}.spacy", limit_docs, 1 if singletons else 2)
         print(f"{split}: {docs} docs, {tokens:,} tokens, {chains:,} chains, {mentions:,} mentions -> {output_dir / split}.spacy")
         for reason, count in skipped.items():
             print(f"  {count} {reason}")

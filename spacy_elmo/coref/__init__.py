@@ -1,2 +1,3 @@
-"""Coreference glue: a corpus reader with gold tokens and the CoNLL-2012 scorer, for training
-spacy-experimental's coreference components on ELMo features (the `coref` extra)."""
+"""Coreference: `elmo_coref` (word-level coreference in thinc, `spacy_elmo.coref.component`),
+a corpus reader with gold tokens and the CoNLL-2012 and LEA scorers; the reader and scorer also
+serve spacy-experimental's coreference components (the `coref` extra)."""

@@ -84,3 +84,49 @@ def make_coref_conll_scorer(span_cluster_prefix: str = DEFAULT_CLUSTER_PREFIX): 
         return result
 
     return score
+
+
+def _links(size: int) -> int:
+    return size * (size - 1) // 2
+
+
+def _lea(key: List[Set[Mention]], response: List[Set[Mention]]) -> Tuple[float, float]:
+    """LEA's numerator and denominator of `key` against `response` (recall; swap for precision):
+    each entity weighs its size, and is resolved by the share of its links (a singleton: its
+    self-link) that a response entity also has (Moosavi and Strube 2016)."""
+    entity_of = {}
+    for index, entity in enumerate(response):
+        for mention in entity:
+            entity_of[mention] = index
+    numerator = denominator = 0.0
+    for entity in key:
+        denominator += len(entity)
+        if len(entity) == 1:
+            (mention,) = entity
+            index = entity_of.get(mention)
+            numerator += float(index is not None and len(response[index]) == 1)
+            continue
+        overlaps: Dict[int, int] = {}
+        for mention in entity:
+            if mention in entity_of:
+                overlaps[entity_of[mention]] = overlaps.get(entity_of[mention], 0) + 1
+        numerator += len(entity) * sum(_links(n) for n in overlaps.values()) / _links(len(entity))
+    return numerator, denominator
+
+
+def lea_scores(
+    gold: Iterable[Doc], predicted: Iterable[Doc], prefix: str = DEFAULT_CLUSTER_PREFIX
+) -> Dict[str, float]:
+    """LEA precision, recall and F1 over a corpus (docs paired in order, same tokens; sums over
+    documents as `conll_scores` does). Keys: `coref_lea_{p,r,f}`."""
+    key: List[Set[Mention]] = []
+    response: List[Set[Mention]] = []
+    for doc_id, (gold_doc, predicted_doc) in enumerate(zip(gold, predicted)):
+        key += doc_clusters(gold_doc, prefix, doc_id, set())
+        response += doc_clusters(predicted_doc, prefix, doc_id, set())
+    r_num, r_den = _lea(key, response)
+    p_num, p_den = _lea(response, key)
+    recall = r_num / r_den if r_den else 0.0
+    precision = p_num / p_den if p_den else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"coref_lea_p": precision, "coref_lea_r": recall, "coref_lea_f": f1}

@@ -47,7 +47,10 @@ def test_every_registered_name_has_its_entry_point():
         for name, target in declared[group].items():
             module, attr = target.split(":")
             assert getattr(sys.modules[module], attr) is getattr(registry, registry_name).get(name), name
-    assert declared["spacy_factories"] == {"elmo": "spacy_elmo.pipeline.component:make_elmo"}
+    assert declared["spacy_factories"] == {
+        "elmo": "spacy_elmo.pipeline.component:make_elmo",
+        "elmo_coref": "spacy_elmo.coref.component:make_elmo_coref",
+    }
 
 
 def test_the_registry_name_constants_are_the_entry_points():

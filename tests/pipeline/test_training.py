@@ -7,6 +7,7 @@ from spacy.util import fix_random_seed
 
 from spacy_elmo import learned_mixes
 
+from ..training_loop import loss_history
 from .helpers import elmo_config as component_config
 from .helpers import model_config
 
@@ -52,14 +53,7 @@ def examples(nlp):
 
 def train(nlp, n_steps):
     fix_random_seed(0)
-    train_examples = examples(nlp)
-    optimizer = nlp.initialize(lambda: train_examples)
-    history = []
-    for _ in range(n_steps):
-        losses = {}
-        nlp.update(train_examples, sgd=optimizer, losses=losses)
-        history.append(losses["ner"])
-    return history
+    return loss_history(nlp, examples(nlp), "ner", n_steps)
 
 
 def test_listener_is_linked_and_gets_the_biLM_sizes(model_files):
