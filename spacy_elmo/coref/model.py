@@ -144,55 +144,81 @@ def select_candidates(model: Model, h: Floats2d, A: Floats2d) -> Tuple[Ints2d, n
 
 def score_antecedents(model: Model, h: Floats2d, is_train: bool) -> Tuple[AntecedentScores, Callable[[Floats2d], Floats2d]]:
     """Coarse + fine scores of each word's candidates, with ε in column 0. The backprop takes
-    d(scores) (n, k+1) and returns d(h)."""
+    d(scores) (n, k+1) and returns d(h).
+
+    The fine scorer's first layer reads [g_i, g_j, g_i*g_j, distance]; its weights are applied
+    block by block (W1·g_i and W2·g_j once per word, W4·distance once per bucket), so that only
+    W3·(g_i*g_j) is computed per pair: the same function as the layer on the concatenation.
+    """
     ops = model.ops
     n, width = h.shape
     coarse, fine_proj, fine = model.get_ref("coarse"), model.get_ref("fine_proj"), model.get_ref("fine")
+    first, rest = fine.layers[0], fine.layers[1:]
     A, bp_A = coarse(h, is_train)
     g, bp_g = fine_proj(h, is_train)
     candidates, valid = select_candidates(model, h, A)
     k = candidates.shape[1]
+    f = g.shape[1]
     dist_E = model.get_param("dist_E")
+    W, b = first.get_param("W"), first.get_param("b")
+    W_i, W_j, W_ij, W_d = W[:, :f], W[:, f : 2 * f], W[:, 2 * f : 3 * f], W[:, 3 * f :]
+    P_i, P_j, P_d = ops.gemm(g, W_i, trans2=True), ops.gemm(g, W_j, trans2=True), ops.gemm(dist_E, W_d, trans2=True)
     buckets = ops.asarray1i(distance_buckets(numpy.arange(n)[:, None] - ops.to_numpy(candidates)).ravel())
     scores = ops.alloc2f(n, k + 1)
-    backprops = []
-    block = model.attrs["block_size"]
-    f = g.shape[1]
-    for start in range(0, n, block):
-        end = min(n, start + block)
+    saved = []
+    for start in range(0, n, model.attrs["block_size"]):
+        end = min(n, start + model.attrs["block_size"])
         m = end - start
         cand = candidates[start:end]
         Hc = h[cand]  # (m, k, d)
         Ab = A[start:end]
         coarse_b = (Ab[:, None, :] * Hc).sum(axis=2)
-        gi = ops.xp.broadcast_to(g[start:end, None, :], (m, k, f))
         Gc = g[cand]
+        products = (g[start:end, None, :] * Gc).reshape(m * k, f)
         bk = buckets[start * k : end * k]
-        X = ops.xp.concatenate([gi, Gc, gi * Gc, dist_E[bk].reshape(m, k, -1)], axis=2).reshape(m * k, -1)
-        fine_b, bp_fine = fine(ops.asarray2f(X), is_train)
-        total = coarse_b + fine_b.reshape(m, k)
+        pre = (P_i[start:end, None, :] + P_j[cand]).reshape(m * k, -1) + ops.gemm(products, W_ij, trans2=True) + P_d[bk] + b
+        hidden = ops.relu(pre)
+        backprops = []
+        for layer in rest:
+            hidden, bp_layer = layer(hidden, is_train)
+            backprops.append(bp_layer)
+        total = coarse_b + hidden.reshape(m, k)
         scores[start:end, 1:] = ops.xp.where(ops.asarray(valid[start:end]), total, NEG_INF)
         if is_train:
-            backprops.append((start, end, cand, Hc, Ab, gi, Gc, bk, bp_fine))
+            saved.append((start, end, cand, Hc, Ab, Gc, products, bk, pre, backprops))
 
     def backprop(d_scores: Floats2d) -> Floats2d:
         d_scores = d_scores[:, 1:] * ops.asarray(valid)
         dA = ops.alloc2f(n, width)
         dh = ops.alloc2f(n, width)
         dg = ops.alloc2f(n, f)
-        d_dist = ops.alloc2f(*dist_E.shape)
-        for start, end, cand, Hc, Ab, gi, Gc, bk, bp_fine in backprops:
+        dP_i, dP_j, dP_d = ops.alloc2f(*P_i.shape), ops.alloc2f(*P_j.shape), ops.alloc2f(*P_d.shape)
+        dW_ij = ops.alloc2f(*W_ij.shape)
+        db = ops.alloc1f(b.shape[0])
+        for start, end, cand, Hc, Ab, Gc, products, bk, pre, backprops in saved:
             m = end - start
             dt = ops.asarray2f(d_scores[start:end])
             dA[start:end] = (dt[:, :, None] * Hc).sum(axis=1)
             _scatter(ops, dh, cand.ravel(), (dt[:, :, None] * Ab[:, None, :]).reshape(m * k, width))
-            dX = bp_fine(dt.reshape(m * k, 1)).reshape(m, k, -1)
-            dgi = dX[:, :, :f] + dX[:, :, 2 * f : 3 * f] * Gc
-            dGc = dX[:, :, f : 2 * f] + dX[:, :, 2 * f : 3 * f] * gi
-            dg[start:end] += dgi.sum(axis=1)
-            _scatter(ops, dg, cand.ravel(), dGc.reshape(m * k, f))
-            _scatter(ops, d_dist, bk, dX[:, :, 3 * f :].reshape(m * k, -1))
-        model.inc_grad("dist_E", d_dist)
+            d_hidden = dt.reshape(m * k, 1)
+            for bp_layer in reversed(backprops):
+                d_hidden = bp_layer(d_hidden)
+            d_pre = d_hidden * (pre > 0)
+            db += d_pre.sum(axis=0)
+            dP_i[start:end] += d_pre.reshape(m, k, -1).sum(axis=1)
+            _scatter(ops, dP_j, cand.ravel(), d_pre)
+            _scatter(ops, dP_d, bk, d_pre)
+            dW_ij += ops.gemm(d_pre, products, trans1=True)
+            d_products = ops.gemm(d_pre, W_ij).reshape(m, k, f)
+            dg[start:end] += (d_products * Gc).sum(axis=1)
+            _scatter(ops, dg, cand.ravel(), (d_products * g[start:end, None, :]).reshape(m * k, f))
+        dg += ops.gemm(dP_i, W_i) + ops.gemm(dP_j, W_j)
+        dW = ops.xp.concatenate(
+            [ops.gemm(dP_i, g, trans1=True), ops.gemm(dP_j, g, trans1=True), dW_ij, ops.gemm(dP_d, dist_E, trans1=True)], axis=1
+        )
+        first.inc_grad("W", dW)
+        first.inc_grad("b", db)
+        model.inc_grad("dist_E", ops.gemm(dP_d, W_d))
         return dh + bp_A(dA) + bp_g(dg)
 
     return AntecedentScores(scores, candidates, valid), backprop

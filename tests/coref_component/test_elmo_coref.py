@@ -12,9 +12,10 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 from spacy.training import Example
+from thinc.api import Linear
 
 from spacy_elmo.coref.component import ElmoCoref, gold_mentions, spans_to_clusters
-from spacy_elmo.coref.model import distance_buckets, score_antecedents
+from spacy_elmo.coref.model import NEG_INF, build_word_coref_v1, distance_buckets, score_antecedents
 from spacy_elmo.errors import SpacyElmoError
 from spacy_elmo.registry_names import WORD_COREF
 
@@ -153,6 +154,66 @@ def test_a_20000_word_doc_runs_in_memory_linear_in_its_length():
     assert (numpy.arange(20000)[:, None] - scores.candidates)[scores.valid].max() <= 1024
     assert peak < 400 * 2**20  # an n×n float32 matrix alone would be 1.6 GB
     coref(doc)  # the whole component, spans included
+
+
+def tiny_scorer(width=16, antecedent_limit=6):
+    tok2vec = Linear(nO=width, nI=4)
+    model = build_word_coref_v1(
+        tok2vec, fine_width=8, hidden_size=12, dropout=0.0, antecedent_limit=antecedent_limit, antecedent_window=10, block_size=7
+    )
+    tok2vec.initialize()
+    model.initialize()
+    return model
+
+
+def test_the_fine_scorer_is_its_layers_on_the_concatenated_pair():
+    model = tiny_scorer()
+    h = numpy.random.default_rng(0).normal(size=(30, 16)).astype("f")
+    scores, _ = score_antecedents(model, h, is_train=False)
+    i, c = numpy.nonzero(scores.valid)
+    j = scores.candidates[i, c]
+    g = model.get_ref("fine_proj").predict(h)
+    A = model.get_ref("coarse").predict(h)
+    pairs = numpy.concatenate([g[i], g[j], g[i] * g[j], model.get_param("dist_E")[distance_buckets(i - j)]], axis=1)
+    expected = (A[i] * h[j]).sum(axis=1) + model.get_ref("fine").predict(pairs)[:, 0]
+    numpy.testing.assert_allclose(scores.scores[i, c + 1], expected, rtol=1e-5, atol=1e-5)
+    assert (scores.scores[:, 1:][~scores.valid] == NEG_INF).all()
+
+
+def test_the_antecedent_gradients_match_finite_differences():
+    model = tiny_scorer(antecedent_limit=10)  # all of the window: the candidates do not move
+    rng = numpy.random.default_rng(1)
+    h = rng.normal(size=(25, 16)).astype("f")
+    pair_weights = rng.normal(size=(25, 25)).astype("f")  # the loss weighs each (word, candidate) pair
+
+    def weights_of(scores):
+        weights = numpy.zeros(scores.scores.shape, dtype="f")
+        weights[:, 1:] = numpy.take_along_axis(pair_weights, scores.candidates, axis=1) * scores.valid
+        return weights
+
+    def loss(h_value):
+        scores = score_antecedents(model, h_value, is_train=False)[0]
+        return float((scores.scores.astype("d") * weights_of(scores)).sum())
+
+    scores, backprop = score_antecedents(model, h, is_train=True)
+    dh = backprop(weights_of(scores))
+    first = model.get_ref("fine").layers[0]
+    dW = first.get_grad("W").copy()
+
+    eps = 1e-3
+    for row, col in [(3, 2), (10, 0), (24, 15), (17, 7)]:
+        step = numpy.zeros_like(h)
+        step[row, col] = eps
+        assert (loss(h + step) - loss(h - step)) / (2 * eps) == pytest.approx(dh[row, col], rel=1e-2, abs=5e-3)
+    W = first.get_param("W")
+    for row, col in [(0, 0), (5, 9), (11, 20), (7, 25)]:  # g_i, g_j, g_i*g_j and distance columns
+        original = W[row, col]
+        values = []
+        for delta in (eps, -eps):
+            W[row, col] = original + delta
+            values.append(loss(h))
+        W[row, col] = original
+        assert (values[0] - values[1]) / (2 * eps) == pytest.approx(dW[row, col], rel=1e-2, abs=5e-3)
 
 
 def test_distance_buckets():
