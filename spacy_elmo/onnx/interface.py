@@ -23,6 +23,8 @@ LEXICON_KEY = "spacy_elmo.lexicon"  # metadata: the vocabularies of LEXICON_INPU
 # metadata, "1": the LSTM loops compute only the rows of each step whose sentences it has not
 # passed, so a batch of any lengths is best one run (graphs without it step every row: split them).
 ACTIVE_ROWS_KEY = "spacy_elmo.active_rows"
+# The producer name ONNX Runtime's quantizer gives the graphs it writes: an int8 graph (`quantize_onnx`).
+INT8_PRODUCER = "onnx.quantize"
 OUTPUT_NAME = "layers"  # float32 (n_layers, batch, n_tokens, 2P)
 EMBEDDINGS_NAME = "token_embeddings"  # float32 (n_new, P): the new tokens' embeddings
 OUTPUT_NAMES = (OUTPUT_NAME, EMBEDDINGS_NAME)

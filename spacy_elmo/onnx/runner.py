@@ -15,7 +15,7 @@ from ..characters import CharacterMapper, LexiconMapper
 from ..errors import SpacyElmoError
 from ..paths import PathLike
 from ..runtime import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
-from .interface import ACTIVE_ROWS_KEY, FORMAT_VERSION, INPUT_NAME, INPUT_NAMES, LEXICON_INPUT_NAME, LEXICON_INPUT_NAMES, LEXICON_KEY, OUTPUT_NAME, OUTPUT_NAMES
+from .interface import ACTIVE_ROWS_KEY, FORMAT_VERSION, INPUT_NAME, INPUT_NAMES, INT8_PRODUCER, LEXICON_INPUT_NAME, LEXICON_INPUT_NAMES, LEXICON_KEY, OUTPUT_NAME, OUTPUT_NAMES
 
 # The token cache's bound, as the torch biLM's (`spacy_elmo.bilm.token_cache`, which needs torch).
 DEFAULT_CACHE_BYTES = 64 * 2**20
@@ -73,7 +73,10 @@ class OnnxBiLM:
         self.characters = _token_mapper(self.session, model_input)
         # Graphs exported before their LSTMs computed only the active rows run every row of a run
         # for its longest sentence: split their batches by length.
-        self.split_by_length = ACTIVE_ROWS_KEY not in self.session.get_modelmeta().custom_metadata_map
+        metadata = self.session.get_modelmeta()
+        self.split_by_length = ACTIVE_ROWS_KEY not in metadata.custom_metadata_map
+        # "int8" for a graph that ONNX Runtime's quantizer wrote, else "float32".
+        self.compute_dtype = "int8" if metadata.producer_name == INT8_PRODUCER else "float32"
         self._input_name: str = model_input.name
         self.n_layers: int = output.shape[0]
         self.output_dim: int = output.shape[3]
