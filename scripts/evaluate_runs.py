@@ -26,7 +26,7 @@ from spacy_elmo.coref.corpus import create_coref_corpus
 from spacy_elmo import learned_mixes
 
 SCORES = ("ents_p", "ents_r", "ents_f", "ents_per_type", "tag_acc", "coref_conll_f", "coref_f")
-SCORE_PREFIXES = ("coref_muc_", "coref_b3_", "coref_ceafe_")
+SCORE_PREFIXES = ("coref_muc_", "coref_b3_", "coref_ceafe_", "coref_lea_")
 
 
 def layer_mix(nlp: Language) -> Optional[Dict[str, Any]]:

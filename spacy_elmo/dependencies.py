@@ -1,5 +1,6 @@
 """The optional dependencies and the one-line error where one is missing: PyTorch (the `torch`
-extra: the biLM, training, export) and ONNX Runtime (the `onnx` extra: runtime "onnxruntime").
+extra: the biLM, training, export), ONNX Runtime (the `onnx` extra: runtime "onnxruntime") and
+scorch (the `scoring` extra: scoring coreference).
 No torch here: the check must work where it is missing."""
 from importlib import import_module
 
@@ -10,6 +11,7 @@ OPTIONAL = {
     "torch": ("PyTorch", "torch"),
     "onnxruntime": ("ONNX Runtime", "onnx"),
     "onnx": ("the onnx package", "onnx"),
+    "scorch": ("scorch (the CoNLL-2012 coreference metrics)", "scoring"),
 }
 
 
@@ -20,7 +22,7 @@ class MissingDependency(SpacyElmoError, ImportError):
 def require(module: str, what: str) -> None:
     """Raise a MissingDependency, one line naming the extra to install, unless `module` imports.
 
-    module (str): "torch", "onnxruntime" or "onnx".
+    module (str): "torch", "onnxruntime", "onnx" or "scorch".
     what (str): what needs it, as the message's subject (e.g. 'runtime "onnxruntime"').
     """
     try:

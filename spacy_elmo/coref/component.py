@@ -15,6 +15,7 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 
+from ..dependencies import require
 from ..errors import SpacyElmoError
 from ..layers.listener import ElmoListener
 from .corpus import DEFAULT_HEAD_PREFIX, is_cluster_key
@@ -216,6 +217,7 @@ class ElmoCoref(TrainablePipe):
 
     def score(self, examples: Iterable[Example], **kwargs: object) -> Dict[str, float]:
         """CoNLL-2012 metrics (MUC, B³, CEAFe, `coref_conll_f`; needs scorch) and LEA."""
+        require("scorch", f"scoring elmo_coref '{self.name}' (nlp.evaluate, spacy train's dev scores)")
         from .scoring import conll_scores, lea_scores
 
         examples = list(examples)

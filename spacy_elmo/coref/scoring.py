@@ -47,7 +47,7 @@ def conll_scores(
 ) -> Dict[str, float]:
     """MUC, B³, CEAFe precision, recall and F1 and the CoNLL F1 of predicted clusters against gold
     ones, pairing the docs in order (same tokens). Keys: `coref_{muc,b3,ceafe}_{p,r,f}`, `coref_conll_f`."""
-    from scorch import scores as metrics  # the `coref` extra
+    from scorch import scores as metrics  # the `scoring` extra
 
     key: List[Set[Mention]] = []
     response: List[Set[Mention]] = []

@@ -297,3 +297,10 @@ def test_lea_of_a_known_example():
     scores = lea_scores([gold_doc(vocab, words, [[a, b, c], [d, e]])], [gold_doc(vocab, words, [[a, b], [c, d, e]])])
     assert scores["coref_lea_r"] == pytest.approx(0.6) and scores["coref_lea_p"] == pytest.approx(0.6)
     assert lea_scores([gold_doc(vocab, words, [[a, b]])], [gold_doc(vocab, words, [])])["coref_lea_f"] == 0.0
+
+
+def test_scoring_without_scorch_names_the_extra(trained, monkeypatch):
+    nlp, docs, _ = trained
+    monkeypatch.setitem(sys.modules, "scorch", None)  # any import of scorch fails
+    with pytest.raises(SpacyElmoError, match=r"needs scorch .*pip install 'spacy-elmo\[scoring\]'"):
+        nlp.evaluate([example(docs[0])])
