@@ -19,6 +19,8 @@ import spacy
 import typer
 
 from spacy_elmo import __version__
+from spacy_elmo.cli.app import interrupt_is_one_line
+from spacy_elmo.paths import staged_output
 
 SOURCES = [
     {
@@ -118,6 +120,14 @@ def next_minor(version: str) -> str:
     return f"{major}.{int(minor) + 1}.0"
 
 
+def check_output(output: Path) -> None:
+    """OUTPUT is new, an empty folder or a pipeline: the folder written replaces it whole."""
+    replaceable = output.is_dir() and ((output / "config.cfg").is_file() or not any(output.iterdir()))
+    if output.exists() and not replaceable:
+        raise SystemExit(f"error: {output} is neither a spaCy pipeline nor an empty folder; name a new folder")
+
+
+@interrupt_is_one_line()
 def main(
     model: Path = typer.Argument(..., help="The trained pipeline, or a folder of seedN/ outputs (the best seed on dev ships)"),
     output: Path = typer.Argument(..., help="The folder to write (e.g. pipelines/en_elmo_web_base)"),
@@ -126,7 +136,9 @@ def main(
     metrics: Optional[Path] = typer.Option(None, help="evaluate_pipeline.py's JSON: the test scores of this model go into the meta"),
     speed: Optional[Path] = typer.Option(None, help="trained_pipeline_speed.py's JSON: words/s of the `elmo` entry"),
 ) -> None:
-    """Write the pipeline with its meta; its biLM as a bundled reference where it is one."""
+    """Write the pipeline with its meta; its biLM as a bundled reference where it is one. OUTPUT
+    appears only complete; Ctrl-C or an error leaves it as it was."""
+    check_output(output)
     model = best_seed(model)
     nlp = spacy.load(model)
     bundled = reference_bundled_bilm(nlp)
@@ -142,8 +154,8 @@ def main(
     # The training machine's data paths mean nothing elsewhere: shipped as null, as spaCy's own pipelines do.
     for key in nlp.config["paths"]:
         nlp.config["paths"][key] = None
-    output.parent.mkdir(parents=True, exist_ok=True)
-    nlp.to_disk(output)
+    with staged_output(output) as staging:
+        nlp.to_disk(staging)
     size = sum(p.stat().st_size for p in output.rglob("*") if p.is_file())
     print(f"{model} -> {output} ({nlp.meta['lang']}_{name} {version}; biLM: {bundled or 'saved whole'}; {size / 1e6:.1f} MB)")
 

@@ -8,6 +8,9 @@ from .runtime import omp_wait_policy
 os.environ.setdefault("OMP_WAIT_POLICY", omp_wait_policy(sys.argv[1] if len(sys.argv) > 1 else ""))
 
 if __name__ == "__main__":
-    from .cli.main import main
+    from .cli.app import interrupt_is_one_line
 
-    main()
+    with interrupt_is_one_line():  # also while the commands load (torch, spaCy)
+        from .cli.main import main
+
+        main()

@@ -5,6 +5,7 @@ from typing import Optional
 import typer
 
 from ..errors import SpacyElmoError
+from ..paths import staged_output
 from .app import app
 from .removed_options import RemovedOptionsCommand
 
@@ -36,12 +37,11 @@ def convert_command(
         info.setdefault("name", output.name)
         if lang:
             info["lang"] = lang
-        save_bilm(bilm, output, storage_dtype)
-        write_model_info(output, {"converted_from": source, **info})
-        check = max(
-            float(abs(a - b).max())
-            for a, b in zip(bilm.embed_sentences([CHECK_SENTENCE]), load_bilm(output).embed_sentences([CHECK_SENTENCE]))
-        )
+        with staged_output(output) as staging:  # OUT appears only written and reloaded
+            save_bilm(bilm, staging, storage_dtype)
+            write_model_info(staging, {"converted_from": source, **info})
+            reloaded = load_bilm(staging).embed_sentences([CHECK_SENTENCE])
+            check = max(float(abs(a - b).max()) for a, b in zip(bilm.embed_sentences([CHECK_SENTENCE]), reloaded))
     except (SpacyElmoError, OSError) as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1)

@@ -7,6 +7,7 @@ import typer
 from ..dependencies import require
 from ..errors import SpacyElmoError
 from ..onnx.interface import DEFAULT_OPSET, OPSETS
+from ..paths import staged_output
 from .app import app
 
 CHECK_SENTENCE = ["The", "model", "was", "exported", "to", "ONNX", "."]
@@ -35,10 +36,10 @@ def export_onnx_command(
         from ..onnx.runner import OnnxBiLM
 
         bilm = load_bilm(model, options=options)
-        output.parent.mkdir(parents=True, exist_ok=True)
-        export_onnx(bilm, output, opset=opset, int8=int8)
-        expected = bilm.embed_sentences([CHECK_SENTENCE])
-        got = OnnxBiLM(output, threads=1).embed_sentences([CHECK_SENTENCE])
+        with staged_output(output) as staging:  # OUT appears only exported and run on ONNX Runtime
+            export_onnx(bilm, staging, opset=opset, int8=int8)
+            expected = bilm.embed_sentences([CHECK_SENTENCE])
+            got = OnnxBiLM(staging, threads=1).embed_sentences([CHECK_SENTENCE])
     except (SpacyElmoError, OSError) as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1)

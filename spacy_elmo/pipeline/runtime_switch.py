@@ -21,8 +21,6 @@ pipeline; the `elmo` component gets its biLM:
 Listeners stay linked, and their sizes are checked against the biLM's.
 """
 import json
-import os
-import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +31,7 @@ from spacy.language import Language
 
 from ..dependencies import require
 from ..errors import ConfigError, SpacyElmoError
-from ..paths import PathLike
+from ..paths import PathLike, staged_output
 from ..registry_names import ELMO_MODEL, ELMO_MODEL_V1
 from ..runtime import ONNX_RUNTIME_DEVICES, check_compute_dtype, check_runtime
 
@@ -182,21 +180,8 @@ def set_runtime(
     source, output = Path(pipeline), Path(output)
     _check_output(source, output, force)
     nlp, switched, upgraded = switch_runtime(source, runtime, compute_dtype)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    staged = Path(tempfile.mkdtemp(prefix=f".{output.name}-", dir=output.parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    try:
-        staged.chmod(0o777 & ~umask)  # as a folder made by `mkdir`, not mkdtemp's 0o700
-        nlp.to_disk(staged)
-        if output.is_dir():
-            shutil.rmtree(output)
-        elif output.exists():
-            output.unlink()
-        staged.rename(output)
-    finally:
-        if staged.exists():
-            shutil.rmtree(staged)
+    with staged_output(output) as staging:
+        nlp.to_disk(staging)
     return RuntimeSwitch(output, switched, upgraded)
 
 

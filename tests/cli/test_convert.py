@@ -1,4 +1,5 @@
-"""`python -m spacy_elmo convert`: ELMoForManyLangs folders and NLPL archives as native folders."""
+"""`python -m spacy_elmo convert`: ELMoForManyLangs folders and NLPL archives as native folders;
+OUT appears only written and reloaded."""
 import json
 import zipfile
 from pathlib import Path
@@ -6,6 +7,7 @@ from pathlib import Path
 import numpy as np
 from typer.testing import CliRunner
 
+import spacy_elmo.bilm
 from spacy_elmo.bilm import export_original, load_bilm
 from spacy_elmo.bilm.model_info import read_model_info
 from spacy_elmo.cli.app import app
@@ -48,3 +50,33 @@ def test_a_bad_source_or_a_used_output_is_an_error(tmp_path):
     (tmp_path / "out" / "keep.txt").write_text("x")
     result = CliRunner().invoke(app, ["convert", str(EFML), str(tmp_path / "out")])
     assert result.exit_code == 1 and "exists and is not empty" in result.output
+
+
+def reload_raising(error, staged):
+    """A `load_bilm` that reads SOURCE but raises `error` on reloading the written folder, whose
+    files it adds to `staged`."""
+
+    def load(path, **kwargs):
+        if path == str(EFML):
+            return load_bilm(path)
+        staged.append(sorted(p.name for p in path.iterdir()))
+        raise error
+
+    return load
+
+
+def test_ctrl_c_or_a_failure_in_the_check_leaves_no_folder(tmp_path, monkeypatch):
+    staged = []
+    monkeypatch.setattr(spacy_elmo.bilm, "load_bilm", reload_raising(KeyboardInterrupt(), staged))
+    result = CliRunner().invoke(app, ["convert", str(EFML), str(tmp_path / "zh")])
+    assert result.exit_code == 130 and result.output.strip().splitlines() == ["error: interrupted"]
+    monkeypatch.setattr(spacy_elmo.bilm, "load_bilm", reload_raising(RuntimeError("bad weights"), staged))
+    result = CliRunner().invoke(app, ["convert", str(EFML), str(tmp_path / "zh")])
+    assert isinstance(result.exception, RuntimeError)
+    assert staged == [["config.json", "model.safetensors", "pretrain.json"]] * 2  # written in full, then not kept
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.undo()
+    result = CliRunner().invoke(app, ["convert", str(EFML), str(tmp_path / "zh")])
+    assert result.exit_code == 0, result.output
+    assert [p.name for p in tmp_path.iterdir()] == ["zh"]
+    assert read_model_info(tmp_path / "zh")["name"] == "zh"

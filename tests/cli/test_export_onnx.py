@@ -1,5 +1,6 @@
-"""`python -m spacy_elmo export-onnx`: one success report, one-line errors."""
+"""`python -m spacy_elmo export-onnx`: one success report, one-line errors and Ctrl-C, OUT only ever complete."""
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -9,10 +10,12 @@ pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 import spacy_elmo.bilm  # noqa: E402
+import spacy_elmo.onnx.export  # noqa: E402
+import spacy_elmo.onnx.runner  # noqa: E402
 from spacy_elmo.bilm import save_bilm  # noqa: E402
 from spacy_elmo.bilm.quantization import quantize_int8  # noqa: E402
 from spacy_elmo.cli.app import app  # noqa: E402
-from spacy_elmo.cli.main import main  # noqa: E402,F401  (registers the commands)
+from spacy_elmo.cli.main import main  # noqa: E402  (registers the commands)
 from spacy_elmo.onnx import OnnxBiLM  # noqa: E402
 
 from ..conftest import random_bilm  # noqa: E402
@@ -75,3 +78,50 @@ def test_bundled_model(tmp_path):
     assert "(float32, opset 17; 3 layers of 256)" in result.output
     assert float(DIFFERENCE.search(result.output).group(1)) < 1e-5
     assert np.isfinite(OnnxBiLM(tmp_path / "en.onnx", threads=1).embed_sentences([["Hello"]])[0]).all()
+
+
+def assert_nothing_beside(folder, *kept):
+    assert sorted(p.name for p in folder.iterdir()) == sorted(kept), "a staged output was left behind"
+
+
+def test_ctrl_c_during_the_check_leaves_the_old_output_and_one_line(tmp_path, model_folder, monkeypatch):
+    (tmp_path / "out.onnx").write_text("keep")
+
+    def interrupted(path, threads):
+        assert path.is_file() and path.parent == tmp_path and path.name.startswith(".out.onnx.partial-")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(spacy_elmo.onnx.runner, "OnnxBiLM", interrupted)
+    result = export(model_folder, tmp_path / "out.onnx", "--force")
+    assert result.exit_code == 130 and result.output.strip().splitlines() == ["error: interrupted"]
+    assert (tmp_path / "out.onnx").read_text() == "keep"
+    assert_nothing_beside(tmp_path, "out.onnx")
+    monkeypatch.undo()
+    result = export(model_folder, tmp_path / "out.onnx", "--force")
+    assert result.exit_code == 0 and DIFFERENCE.search(result.output), result.output
+    assert_nothing_beside(tmp_path, "out.onnx")
+
+
+def test_a_failed_export_leaves_no_file(tmp_path, model_folder, monkeypatch):
+    def disk_full(bilm, path, **kwargs):
+        path.write_bytes(b"half a graph")
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(spacy_elmo.onnx.export, "export_onnx", disk_full)
+    assert_one_line_error(export(model_folder, tmp_path / "out.onnx"), "No space left on device")
+    assert_nothing_beside(tmp_path)
+    monkeypatch.undo()
+    assert export(model_folder, tmp_path / "out.onnx").exit_code == 0  # no "exists; pass --force"
+
+
+def test_ctrl_c_through_the_entry_point_is_one_line_and_exit_130(tmp_path, model_folder, monkeypatch, capsys):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(spacy_elmo.bilm, "load_bilm", interrupted)
+    monkeypatch.setattr(sys, "argv", ["spacy_elmo", "export-onnx", str(model_folder), str(tmp_path / "out.onnx")])
+    with pytest.raises(SystemExit) as exit:
+        main()
+    assert exit.value.code == 130
+    assert capsys.readouterr().err == "error: interrupted\n"
+    assert_nothing_beside(tmp_path)

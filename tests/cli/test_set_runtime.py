@@ -1,5 +1,6 @@
 """`python -m spacy_elmo set-runtime`: a trained pipeline's elmo component moved between torch and
-ONNX Runtime (float32, int8), every other component the same; v1 pipelines; one-line errors."""
+ONNX Runtime (float32, int8), every other component the same; v1 pipelines; one-line errors and
+Ctrl-C, OUTPUT only ever complete."""
 import re
 import shutil
 from pathlib import Path
@@ -7,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import spacy
+from spacy.language import Language
 from typer.testing import CliRunner
 
 pytest.importorskip("onnx")
@@ -230,6 +232,29 @@ def test_force_replaces_only_a_pipeline(trained, tmp_path):
     )
     assert_one_line_error(set_runtime(trained, trained, "--runtime", "onnxruntime", "--force"), "holds the pipeline")
     assert (tmp_path / "notes" / "keep.txt").read_text() == "keep"
+
+
+def interrupted_halfway(nlp, path, **kwargs):
+    """A `Language.to_disk` that writes the config, then meets Ctrl-C."""
+    path.mkdir()
+    (path / "config.cfg").write_text(nlp.config.to_str())
+    raise KeyboardInterrupt
+
+
+def test_ctrl_c_while_writing_is_one_line_and_leaves_the_output_as_it_was(trained, tmp_path, monkeypatch):
+    output = tmp_path / "onnx"
+    monkeypatch.setattr(Language, "to_disk", interrupted_halfway)
+    result = set_runtime(trained, output, "--runtime", "onnxruntime")
+    assert result.exit_code == 130 and result.output.strip().splitlines() == ["error: interrupted"]
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.undo()
+    assert set_runtime(trained, output, "--runtime", "onnxruntime").exit_code == 0
+    written = files(output)
+    monkeypatch.setattr(Language, "to_disk", interrupted_halfway)
+    result = set_runtime(trained, output, "--runtime", "onnxruntime", "--compute-dtype", "int8", "--force")
+    assert result.exit_code == 130 and result.output.strip().splitlines() == ["error: interrupted"]
+    assert files(output) == written
+    assert list(tmp_path.iterdir()) == [output]
 
 
 @pytest.mark.parametrize(

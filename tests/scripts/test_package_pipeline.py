@@ -1,6 +1,7 @@
 """A trained pipeline made ready to ship (scripts/package_pipeline.py) builds a wheel with spaCy's
 `spacy package`; installed offline into a fresh virtual environment, `spacy.load(NAME)` gives the
-in-repo pipeline's annotations exactly, and its biLM is the bundled one, named, not copied."""
+in-repo pipeline's annotations exactly, and its biLM is the bundled one, named, not copied. The
+folder written appears only complete; Ctrl-C is one line."""
 import json
 import subprocess
 import sys
@@ -8,7 +9,10 @@ from pathlib import Path
 
 import pytest
 import spacy
+import typer
+from spacy.language import Language
 from spacy.training import Example
+from typer.testing import CliRunner
 
 from ..wheels import build_wheel, install_offline, run
 
@@ -87,3 +91,53 @@ def test_a_pipeline_name_that_does_not_exist_is_one_line(tmp_path: Path):
     result = subprocess.run([sys.executable, "-c", "import spacy; spacy.load('en_elmo_no_such_pipeline')"], capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode != 0
     assert "Can't find model 'en_elmo_no_such_pipeline'" in result.stderr
+
+
+def interrupted_halfway(nlp, path, **kwargs):
+    """A `Language.to_disk` that writes the config, then meets Ctrl-C."""
+    path.mkdir()
+    (path / "config.cfg").write_text(nlp.config.to_str())
+    raise KeyboardInterrupt
+
+
+def test_ctrl_c_while_writing_is_one_line_and_leaves_the_output_as_it_was(tmp_path: Path, monkeypatch):
+    sys.path.insert(0, str(REPO / "scripts"))
+    import package_pipeline
+
+    monkeypatch.setattr(package_pipeline, "reference_bundled_bilm", lambda nlp: None)  # no elmo component here
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    nlp.to_disk(tmp_path / "trained")
+    app = typer.Typer()
+    app.command()(package_pipeline.main)
+    output = tmp_path / "pipelines" / "en_test"
+
+    def package(version: str):
+        return CliRunner().invoke(app, [str(tmp_path / "trained"), str(output), "--name", "test", "--version", version])
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Language, "to_disk", interrupted_halfway)
+        result = package("0.0.1")
+    assert result.exit_code == 130 and result.output.strip().splitlines() == ["error: interrupted"]
+    assert list(output.parent.iterdir()) == []
+    assert package("0.0.1").exit_code == 0
+    with monkeypatch.context() as patch:
+        patch.setattr(Language, "to_disk", interrupted_halfway)
+        assert package("0.0.2").exit_code == 130
+    assert json.loads((output / "meta.json").read_text())["version"] == "0.0.1"
+    assert list(output.parent.iterdir()) == [output]
+    assert package("0.0.2").exit_code == 0
+    assert json.loads((output / "meta.json").read_text())["version"] == "0.0.2"
+
+
+def test_the_output_replaces_only_a_pipeline_or_an_empty_folder(tmp_path: Path):
+    sys.path.insert(0, str(REPO / "scripts"))
+    from package_pipeline import check_output
+
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "keep.txt").write_text("keep")
+    with pytest.raises(SystemExit, match="notes is neither a spaCy pipeline nor an empty folder"):
+        check_output(tmp_path / "notes")
+    (tmp_path / "empty").mkdir()
+    check_output(tmp_path / "empty")
+    check_output(tmp_path / "new")
