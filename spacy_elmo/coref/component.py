@@ -28,7 +28,7 @@ DEFAULT_MODEL = """
 [model]
 @architectures = "spacy-elmo.WordCoref.v1"
 distance_embedding_size = 20
-fine_width = 128
+fine_width = 64
 hidden_size = 256
 dropout = 0.3
 antecedent_limit = 50
@@ -42,20 +42,20 @@ span_hidden_size = 128
 
 [model.tok2vec.embed]
 @architectures = "spacy-elmo.ElmoListener.v1"
-width = 256
+width = 128
 upstream = "elmo"
 dropout = 0.0
 
 [model.tok2vec.embed.static_embed]
 @architectures = "spacy.MultiHashEmbed.v2"
-width = 256
+width = 128
 attrs = ["NORM", "PREFIX", "SUFFIX", "SHAPE"]
 rows = [5000, 1000, 2500, 2500]
 include_static_vectors = false
 
 [model.tok2vec.encode]
 @architectures = "spacy.MaxoutWindowEncoder.v2"
-width = 256
+width = 128
 window_size = 1
 maxout_pieces = 3
 depth = 2

@@ -35,7 +35,7 @@ class AntecedentScores:
 def build_word_coref_v1(
     tok2vec: Model[List[Doc], List[Floats2d]],
     distance_embedding_size: int = 20,
-    fine_width: int = 128,
+    fine_width: int = 64,
     hidden_size: int = 256,
     dropout: float = 0.3,
     antecedent_limit: int = 50,
