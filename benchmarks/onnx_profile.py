@@ -5,8 +5,7 @@ weights of the published original architecture, as `bilm_speed.py` writes them) 
 an int8 ONNX graph (`export_onnx`, `quantize_onnx`) in `--out`, then embeds one batch of
 `--sentences` corpus lines (tokenized by spaCy's English tokenizer) in one call each:
 
-* ONNX Runtime, float32 and int8 (`OnnxBiLM.embed_batch`: split by length where the graph steps
-  every row, `split_by_length`, unless `--one-run`; else in one run of the graph), with its
+* ONNX Runtime, float32 and int8 (`OnnxBiLM.embed_batch`: one run of the graph), with its
   profiler (`SessionOptions.enable_profiling`, `--threads` intra-op threads), the batch run
   cold (no cached token embeddings, so the character CNN runs on every distinct token) after
   one unprofiled warm-up run. Node times are summed by operator type; the nodes inside the LSTM
@@ -57,19 +56,14 @@ def subgraph_nodes(path: Path) -> Set[str]:
     return found
 
 
-def ort_profile(path: Path, sentences: List[List[str]], threads: int, optimized: Path, one_run: bool) -> Tuple[Counter, float, float, float]:
+def ort_profile(path: Path, sentences: List[List[str]], threads: int, optimized: Path) -> Tuple[Counter, float, float, float]:
     """Microseconds by operator type of one cold profiled run, total node µs, CPU seconds and
     the µs of the nodes inside the loops."""
     import onnxruntime
 
     from spacy_elmo.onnx import OnnxBiLM
 
-    from spacy_elmo.onnx.runner import _length_groups
-
     runner = OnnxBiLM(path, threads=threads)
-    if one_run:  # the whole batch in one run of the graph
-        runner.split_by_length = False
-    n_runs = len(_length_groups([len(s) for s in sentences])) if runner.split_by_length else 1
     runner.embed_batch(sentences)  # warm-up (allocations, kernel choice)
     runner.clear_cache()
     options = onnxruntime.SessionOptions()
@@ -87,11 +81,11 @@ def ort_profile(path: Path, sentences: List[List[str]], threads: int, optimized:
     trace = Path(runner.session.end_profiling())
     events = json.loads(trace.read_text())
     inner = subgraph_nodes(optimized)
-    # Only the measured call: its runs of the graph are the last `n_runs`.
+    # Only the measured call: its run of the graph is the last.
     runs = [e for e in events if e.get("name") == "model_run"]
     if not runs:
         raise SystemExit(f"no model_run event in {trace}: {sorted({(e.get('cat'), e.get('name')) for e in events if e.get('cat') != 'Node'})}")
-    begin, end = runs[-n_runs]["ts"], runs[-1]["ts"] + runs[-1]["dur"]
+    begin, end = runs[-1]["ts"], runs[-1]["ts"] + runs[-1]["dur"]
     by_op: Counter = Counter()
     loop_total, loop_inner = 0.0, 0.0
     for event in events:
@@ -159,7 +153,6 @@ def main(
     out: Path = typer.Option(Path(tempfile.gettempdir()) / "onnx-profile", help="folder for the weights and graphs (kept, reused)"),
     top: int = typer.Option(14, help="operators shown per run"),
     no_torch: bool = typer.Option(False, help="skip the torch int8 profile"),
-    one_run: bool = typer.Option(False, help="ONNX Runtime: the batch in one run of the graph, not split by length"),
 ) -> None:
     os.environ.setdefault("OMP_NUM_THREADS", str(threads))
     import spacy
@@ -188,7 +181,7 @@ def main(
     n_words = sum(map(len, batch))
     print(f"{name}: {len(batch)} sentences, {n_words} tokens, {len({t for s in batch for t in s})} distinct, threads={threads}")
     for label, path in (("ONNX Runtime float32", float32), ("ONNX Runtime int8", int8)):
-        by_op, total, cpu, inner = ort_profile(path, batch, threads, folder / f"{path.stem}.optimized.onnx", one_run)
+        by_op, total, cpu, inner = ort_profile(path, batch, threads, folder / f"{path.stem}.optimized.onnx")
         show(f"{label} ({100 * inner / total:.0f}% of node time inside the LSTM loops)", by_op, total, cpu, top)
     if not no_torch:
         by_op, total, cpu = torch_profile(folder, block, batch, threads)

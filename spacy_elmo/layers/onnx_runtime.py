@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .model_settings import ElmoModelSettings
 
 # The start of the saved state: then one line of JSON (compute dtype, graph format, opset, writer),
-# then the graph (format 2: `spacy_elmo.onnx.interface`; a header naming no format is format 1).
+# then the graph (graph format: `spacy_elmo.onnx.interface.FORMAT_VERSION`).
 MAGIC = b"spacy-elmo ONNX biLM\n"
 
 
@@ -110,16 +110,15 @@ class OnnxShim(Shim):
 
     def hold(self, graph: bytes, header: Dict[str, Any]) -> None:
         """Run `graph` (ONNX bytes) from now on; one clear error where ONNX Runtime cannot."""
-        from ..onnx.runner import OnnxBiLM, OnnxGraphError
+        from ..onnx.runner import OnnxBiLM, OnnxGraphError, OutdatedGraphError
 
         try:
             runner = OnnxBiLM(graph, threads=onnx_threads())
         except OnnxGraphError as err:
             described = f"opset {header.get('opset')}, written by {header.get('written_by')}"
-            raise OnnxGraphError(
-                f"elmo model: the pipeline's ONNX graph ({described}) cannot run here: {err}; upgrade onnxruntime, "
-                "or initialize and save the pipeline again with this one"
-            ) from None
+            # An outdated graph's error says what to do; another may need a newer ONNX Runtime.
+            advice = "" if isinstance(err, OutdatedGraphError) else "; upgrade onnxruntime, or initialize and save the pipeline again with this one"
+            raise type(err)(f"elmo model: the pipeline's ONNX graph ({described}) cannot run here: {err}{advice}") from None
         self._model, self.graph, self.header = runner, graph, header
 
     def runner(self) -> Any:
@@ -144,11 +143,11 @@ class OnnxShim(Shim):
         # One copy of the graph (tens to hundreds of MB), not a copy of the state and then of the graph.
         end = state.index(b"\n", len(MAGIC))
         header, graph = json.loads(state[len(MAGIC) : end]), state[end + 1 :]
-        if header.get("format", 1) != FORMAT_VERSION:
+        if header.get("format") != FORMAT_VERSION:
             raise SpacyElmoError(
-                f"elmo model: the pipeline's ONNX graph is in graph format {header.get('format', 1)} (written by "
-                f"{header.get('written_by')}), this spacy-elmo runs format {FORMAT_VERSION}; switch the torch pipeline it "
-                "was made from with set-runtime again, or initialize and save the pipeline again with this spacy-elmo"
+                f"elmo model: the pipeline's ONNX graph (written by {header.get('written_by')}) is not in graph format "
+                f"{FORMAT_VERSION}, the one this spacy-elmo runs; switch the torch pipeline it was made from again with "
+                "`python -m spacy_elmo set-runtime`, or initialize and save the pipeline again with this spacy-elmo"
             )
         if header.get("compute_dtype") != self.compute_dtype:
             raise ConfigError(

@@ -1,10 +1,9 @@
 """The exported graph's interface: its input and output names and the opsets it is written in
 (no torch here, so that the command line reads them cheaply).
 
-Graph format 2: the graph takes the characters of the tokens whose embeddings the
-runner has not cached and the cached embeddings of the others, and returns, beside every layer,
+Graph format 2 (FORMAT_VERSION): the graph takes the characters of the tokens whose embeddings
+the runner has not cached and the cached embeddings of the others, and returns, beside every layer,
 the embeddings it computed (so that the character CNN runs once per distinct token string).
-Format 1 took the character ids of every token slot (INPUT_NAME alone).
 
 A biLM with learned vocabularies (ELMoForManyLangs) takes LEXICON_INPUT_NAME in place of
 INPUT_NAME, and its graph's metadata holds the vocabularies under LEXICON_KEY
@@ -21,7 +20,8 @@ LEXICON_INPUT_NAME = "lexicon_ids"
 LEXICON_INPUT_NAMES = (LEXICON_INPUT_NAME, *INPUT_NAMES[1:])
 LEXICON_KEY = "spacy_elmo.lexicon"  # metadata: the vocabularies of LEXICON_INPUT_NAME's ids
 # metadata, "1": the LSTM loops compute only the rows of each step whose sentences it has not
-# passed, so a batch of any lengths is best one run (graphs without it step every row: split them).
+# passed, so a batch of any lengths is best one run. Every graph `export_onnx` writes carries it;
+# `OnnxBiLM` refuses a graph without it.
 ACTIVE_ROWS_KEY = "spacy_elmo.active_rows"
 # The producer name ONNX Runtime's quantizer gives the graphs it writes: an int8 graph (`quantize_onnx`).
 INT8_PRODUCER = "onnx.quantize"

@@ -15,15 +15,10 @@ from ..characters import CharacterMapper, LexiconMapper
 from ..errors import SpacyElmoError
 from ..paths import PathLike
 from ..runtime import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
-from .interface import ACTIVE_ROWS_KEY, FORMAT_VERSION, INPUT_NAME, INPUT_NAMES, INT8_PRODUCER, LEXICON_INPUT_NAME, LEXICON_INPUT_NAMES, LEXICON_KEY, OUTPUT_NAME, OUTPUT_NAMES
+from .interface import ACTIVE_ROWS_KEY, INPUT_NAME, INPUT_NAMES, INT8_PRODUCER, LEXICON_INPUT_NAME, LEXICON_INPUT_NAMES, LEXICON_KEY, OUTPUT_NAME, OUTPUT_NAMES
 
 # The token cache's bound, as the torch biLM's (`spacy_elmo.bilm.token_cache`, which needs torch).
 DEFAULT_CACHE_BYTES = 64 * 2**20
-# What one more run of the graph costs per LSTM step, in rows of a step (each step reads the LSTM
-# weights once per run, whatever its rows): `_length_groups` splits a batch by length where the
-# padding it saves outweighs that (docs/performance.md, ONNX Runtime), for graphs whose LSTM
-# loops step every row (those without ACTIVE_ROWS_KEY).
-STEP_COST_ROWS = 8
 
 # What ONNX Runtime raises for a model it cannot load (its own classes, not RuntimeError).
 _STATE = onnxruntime.capi.onnxruntime_pybind11_state
@@ -34,6 +29,11 @@ LOAD_ERRORS = tuple(
 
 class OnnxGraphError(SpacyElmoError):
     """An ONNX graph that ONNX Runtime cannot load, or that is not a biLM written by `export_onnx`."""
+
+
+class OutdatedGraphError(OnnxGraphError):
+    """A biLM graph without the metadata ACTIVE_ROWS_KEY, which every graph `export_onnx` writes
+    carries: the biLM must be exported again."""
 
 
 # Every OnnxBiLM of this process, so that a forked child can set their sessions aside (`_after_fork`).
@@ -69,12 +69,16 @@ class OnnxBiLM:
         self._source = model if isinstance(model, bytes) else str(model)
         self.session = _session(self._source, threads)
         self._pid = os.getpid()
-        model_input, output = _check_interface(self.session.get_inputs(), self.session.get_outputs())
-        self.characters = _token_mapper(self.session, model_input)
-        # Graphs exported before their LSTMs computed only the active rows run every row of a run
-        # for its longest sentence: split their batches by length.
+        where = "this ONNX graph" if isinstance(model, bytes) else f"the ONNX graph {model}"  # for the errors
+        model_input, output = _check_interface(self.session.get_inputs(), self.session.get_outputs(), where)
         metadata = self.session.get_modelmeta()
-        self.split_by_length = ACTIVE_ROWS_KEY not in metadata.custom_metadata_map
+        if ACTIVE_ROWS_KEY not in metadata.custom_metadata_map:
+            raise OutdatedGraphError(
+                f"{where} lacks the metadata {ACTIVE_ROWS_KEY!r} that every biLM graph of this spacy-elmo carries; export "
+                "the biLM again with `python -m spacy_elmo export-onnx MODEL OUT`, or for a pipeline switch its torch "
+                "pipeline again with `python -m spacy_elmo set-runtime`"
+            )
+        self.characters = _token_mapper(self.session, model_input, where)
         # "int8" for a graph that ONNX Runtime's quantizer wrote, else "float32".
         self.compute_dtype = "int8" if metadata.producer_name == INT8_PRODUCER else "float32"
         self._input_name: str = model_input.name
@@ -104,24 +108,12 @@ class OnnxBiLM:
         return in_length_batches(sentences, self.embed_batch, batch_size, max_tokens)
 
     def embed_batch(self, sentences: Sentences) -> List[np.ndarray]:
-        """Embed one batch in one run of the graph; with a graph that runs every row for as many
-        LSTM steps as its longest sentence (`split_by_length`), where its lengths differ a lot, in
-        one run per group of similar lengths (`_length_groups`).
+        """Embed one batch in one run of the graph (its LSTM loops step only the rows whose
+        sentences they have not passed, so a batch of any lengths costs its tokens, not its padding).
 
         RETURNS (List[np.ndarray]): per sentence a float32 array (n_layers, n_tokens, output_dim).
         """
         check_sentences(sentences)
-        groups = _length_groups([len(sentence) for sentence in sentences]) if self.split_by_length else []
-        if len(groups) <= 1:
-            return self._run(sentences)
-        results: List[np.ndarray] = [np.empty(0, dtype=np.float32)] * len(sentences)
-        for group in groups:
-            for index, result in zip(group, self._run([sentences[i] for i in group])):
-                results[index] = result
-        return results
-
-    def _run(self, sentences: Sentences) -> List[np.ndarray]:
-        """Embed `sentences` in one run of the graph."""
         n_tokens = max((len(sentence) for sentence in sentences), default=0)
         if n_tokens == 0:  # no tokens at all: the graph's loops need a step
             return [np.zeros((self.n_layers, 0, self.output_dim), dtype=np.float32) for _ in sentences]
@@ -177,43 +169,10 @@ def _session(source: Union[str, bytes], threads: int) -> onnxruntime.InferenceSe
         raise OnnxGraphError(f"ONNX Runtime {onnxruntime.__version__} cannot load this graph: {_reason(err)}") from None
 
 
-def _length_groups(lengths: Sequence[int], step_rows: int = STEP_COST_ROWS) -> List[List[int]]:
-    """The rows of a batch in runs of the graph: groups of rows by descending length that
-    minimize the LSTM work, each run costing (rows + `step_rows`) × its longest length. One group
-    where the lengths are close; rows of one length are never split.
-    """
-    distinct = sorted(set(lengths), reverse=True)
-    if len(distinct) <= 1:
-        return [list(range(len(lengths)))]
-    counts = [lengths.count(length) for length in distinct]
-    # cost[end]: least work for the distinct lengths before `end`; start[end]: where its last run starts.
-    cost, start = [0] + [0] * len(distinct), [0] * (len(distinct) + 1)
-    for end in range(1, len(distinct) + 1):
-        rows, options = 0, []
-        for first in range(end - 1, -1, -1):
-            rows += counts[first]
-            options.append((cost[first] + distinct[first] * (rows + step_rows), first))
-        cost[end], start[end] = min(options)
-    bounds, end = [], len(distinct)
-    while end > 0:
-        bounds.append((start[end], end))
-        end = start[end]
-    group_of = {length: number for number, (first, stop) in enumerate(reversed(bounds)) for length in distinct[first:stop]}
-    groups: List[List[int]] = [[] for _ in bounds]
-    for index, length in enumerate(lengths):
-        groups[group_of[length]].append(index)
-    return groups
-
-
-def _check_interface(inputs: Sequence[Any], outputs: Sequence[Any]) -> Any:
+def _check_interface(inputs: Sequence[Any], outputs: Sequence[Any], where: str) -> Any:
     """The character input (byte ids or a learned vocabulary's) and layers output of a biLM graph
-    (`export_onnx`'s interface, format 2), else an OnnxGraphError."""
+    (`export_onnx`'s interface), else an OnnxGraphError that starts with `where` (the graph)."""
     described = "; ".join(f"{arg.name} {arg.type} {arg.shape}" for arg in [*inputs, *outputs])
-    if [arg.name for arg in inputs] == [INPUT_NAME] and [arg.name for arg in outputs] == [OUTPUT_NAME]:
-        raise OnnxGraphError(
-            f"this ONNX graph is a biLM written by an earlier spacy-elmo (graph format 1: {described}); this one runs "
-            f"graph format {FORMAT_VERSION}: export the biLM again (export-onnx, or set-runtime from its torch pipeline)"
-        )
     types = ("tensor(int64)", "tensor(float)", "tensor(int64)", "tensor(int64)")
     ranks = (2, 2, 2, 1)
     fits = (
@@ -225,27 +184,28 @@ def _check_interface(inputs: Sequence[Any], outputs: Sequence[Any]) -> Any:
     )
     if not fits:
         raise OnnxGraphError(
-            f"this ONNX graph is not a biLM written by export_onnx ({described}); a biLM graph takes {INPUT_NAME} "
-            f"int64 (n_new, max_characters) or {LEXICON_INPUT_NAME} int64 (n_new, max_characters + 1) and gives {OUTPUT_NAME} float32 (n_layers, batch, n_tokens, width)"
+            f"{where} is not a biLM written by export_onnx ({described}); a biLM graph takes {INPUT_NAME} "
+            f"int64 (n_new, max_characters) or {LEXICON_INPUT_NAME} int64 (n_new, max_characters + 1) and gives {OUTPUT_NAME} float32 "
+            "(n_layers, batch, n_tokens, width); export the biLM with `python -m spacy_elmo export-onnx MODEL OUT`"
         )
     return inputs[0], outputs[0]
 
 
-def _token_mapper(session: onnxruntime.InferenceSession, model_input: Any) -> Union[CharacterMapper, LexiconMapper]:
+def _token_mapper(session: onnxruntime.InferenceSession, model_input: Any, where: str) -> Union[CharacterMapper, LexiconMapper]:
     """How the graph's character input maps tokens: UTF-8 bytes, or the learned vocabularies
-    (ELMoForManyLangs) that its metadata holds."""
+    (ELMoForManyLangs) that its metadata holds; errors start with `where` (the graph)."""
     if model_input.name == INPUT_NAME:
         return CharacterMapper(model_input.shape[1])
     text = session.get_modelmeta().custom_metadata_map.get(LEXICON_KEY)
     if text is None:
         raise OnnxGraphError(
-            f"this ONNX graph takes {LEXICON_INPUT_NAME} (a learned character vocabulary, ELMoForManyLangs), but its "
+            f"{where} takes {LEXICON_INPUT_NAME} (a learned character vocabulary, ELMoForManyLangs), but its "
             f"metadata lacks {LEXICON_KEY!r}, the vocabularies; export the biLM again with export_onnx"
         )
     try:
         return LexiconMapper.from_json(text, model_input.shape[1] - 1)
     except ValueError as err:
-        raise OnnxGraphError(f"this ONNX graph's metadata {LEXICON_KEY!r} is not the vocabularies export_onnx writes: {err}") from None
+        raise OnnxGraphError(f"{where}: its metadata {LEXICON_KEY!r} is not the vocabularies export_onnx writes: {err}") from None
 
 
 def _reason(err: Exception) -> str:

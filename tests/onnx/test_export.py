@@ -121,7 +121,7 @@ def test_one_run_takes_its_rows_in_any_order_of_length(tmp_path):
     words = "the cat sat on a mat and we went to see it".split()
     shuffled = [words[:2], words[:7], [], words[3:10], words[:1], words[2:9], words, words[5:7]]
     for batch in (shuffled, [words[:5]], [["x"]]):  # short rows first, equal lengths, empty; one row; one token
-        assert_same_layers(bilm.embed_sentences(batch), runner._run(batch))
+        assert_same_layers(bilm.embed_sentences(batch), runner.embed_batch(batch))
 
 
 @pytest.mark.parametrize("int8", [False, True], ids=["float32", "int8"])

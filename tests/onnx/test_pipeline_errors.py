@@ -15,7 +15,8 @@ from spacy_elmo.dependencies import MissingDependency  # noqa: E402
 from spacy_elmo.errors import ConfigError, SpacyElmoError  # noqa: E402
 from spacy_elmo.layers.onnx_runtime import MAGIC, OnnxShim  # noqa: E402
 from spacy_elmo.onnx import OnnxBiLM, export_onnx  # noqa: E402
-from spacy_elmo.onnx.runner import OnnxGraphError  # noqa: E402
+from spacy_elmo.onnx.interface import ACTIVE_ROWS_KEY  # noqa: E402
+from spacy_elmo.onnx.runner import OnnxGraphError, OutdatedGraphError  # noqa: E402
 
 from ..conftest import TINY_CONFIG, random_bilm  # noqa: E402
 from .pipelines import elmo_pipeline, save_tiny_bilm  # noqa: E402
@@ -143,28 +144,28 @@ def test_a_graph_that_is_not_a_biLM(tmp_path):
     graph = helper.make_graph(
         [node], "identity", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])]
     )
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(tmp_path / "identity.onnx"))
-    with pytest.raises(OnnxGraphError) as err:
-        OnnxBiLM(tmp_path / "identity.onnx")
-    assert one_line(err).startswith("this ONNX graph is not a biLM written by export_onnx (x tensor(float) [2]; y tensor(float) [2])")
-
-
-def test_a_graph_of_the_earlier_format(tmp_path):
-    from onnx import TensorProto, helper
-
-    node = helper.make_node("Cast", ["char_ids"], ["layers"], to=TensorProto.FLOAT)
-    graph = helper.make_graph(
-        [node],
-        "format1",
-        [helper.make_tensor_value_info("char_ids", TensorProto.INT64, ["batch", "n_tokens", 20])],
-        [helper.make_tensor_value_info("layers", TensorProto.FLOAT, ["batch", "n_tokens", 20])],
-    )
-    path = tmp_path / "format1.onnx"
+    path = tmp_path / "identity.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
     with pytest.raises(OnnxGraphError) as err:
         OnnxBiLM(path)
-    assert one_line(err).startswith("this ONNX graph is a biLM written by an earlier spacy-elmo (graph format 1: ")
-    state = MAGIC + b'{"compute_dtype": "float32", "opset": 17, "written_by": "spacy-elmo 0.3.0"}\n' + path.read_bytes()
+    assert one_line(err).startswith(f"the ONNX graph {path} is not a biLM written by export_onnx (x tensor(float) [2]; y tensor(float) [2])")
+    assert one_line(err).endswith("; export the biLM with `python -m spacy_elmo export-onnx MODEL OUT`")
+
+
+def test_a_pipeline_graph_of_another_format_or_without_active_rows(tmp_path):
+    model = onnx.load(str(export_onnx(random_bilm(), tmp_path / "tiny.onnx")))
+    kept = [prop for prop in model.metadata_props if prop.key != ACTIVE_ROWS_KEY]
+    del model.metadata_props[:]
+    model.metadata_props.extend(kept)
+    graph = model.SerializeToString()
+    state = MAGIC + b'{"compute_dtype": "float32", "opset": 17, "written_by": "spacy-elmo 0.3.0"}\n' + graph
     with pytest.raises(SpacyElmoError) as err:
         OnnxShim("float32").from_bytes(srsly.msgpack_dumps({"config": {}, "state": state}))
-    assert one_line(err).startswith("elmo model: the pipeline's ONNX graph is in graph format 1 (written by spacy-elmo 0.3.0)")
+    assert one_line(err).startswith("elmo model: the pipeline's ONNX graph (written by spacy-elmo 0.3.0) is not in graph format 2, ")
+    state = MAGIC + b'{"compute_dtype": "float32", "format": 2, "opset": 17, "written_by": "spacy-elmo 0.3.0"}\n' + graph
+    with pytest.raises(OutdatedGraphError) as err:
+        OnnxShim("float32").from_bytes(srsly.msgpack_dumps({"config": {}, "state": state}))
+    assert one_line(err).startswith(
+        f"elmo model: the pipeline's ONNX graph (opset 17, written by spacy-elmo 0.3.0) cannot run here: this ONNX graph lacks the metadata '{ACTIVE_ROWS_KEY}'"
+    )
+    assert one_line(err).endswith("switch its torch pipeline again with `python -m spacy_elmo set-runtime`")

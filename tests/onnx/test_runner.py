@@ -10,7 +10,7 @@ pytest.importorskip("onnxruntime")
 
 from spacy_elmo.onnx import OnnxBiLM, export_onnx  # noqa: E402
 from spacy_elmo.onnx.interface import ACTIVE_ROWS_KEY  # noqa: E402
-from spacy_elmo.onnx.runner import _length_groups  # noqa: E402
+from spacy_elmo.onnx.runner import OutdatedGraphError  # noqa: E402
 
 from ..conftest import random_bilm  # noqa: E402
 
@@ -49,35 +49,18 @@ def test_runner_checks_its_input_as_the_biLM(tiny_onnx):
         runner.embed_sentences([["a", 1]])
 
 
-def test_length_groups_split_a_batch_only_where_padding_costs_more_than_a_run():
-    assert _length_groups([]) == [[]]
-    assert _length_groups([25] * 10) == [list(range(10))]
-    assert _length_groups([20, 19, 18, 20, 17]) == [[0, 1, 2, 3, 4]]  # close lengths: one run
-    assert _length_groups([3, 50, 4, 49, 5, 2, 48]) == [[1, 3, 6], [0, 2, 4, 5]]
-    lengths = [1 + (7 * i) % 68 for i in range(64)]
-    groups = _length_groups(lengths)
-    assert sorted(i for group in groups for i in group) == list(range(64))
-    longest = [max(lengths[i] for i in group) for group in groups]
-    assert longest == sorted(longest, reverse=True) and len(groups) > 1
-    for group in groups:  # rows of one length stay together
-        assert all(lengths.count(lengths[i]) == sum(lengths[j] == lengths[i] for j in group) for i in group)
-
-
-def test_only_graphs_that_step_every_row_split_their_batches(tiny_onnx):
+def test_a_graph_without_active_rows_is_refused_in_one_line(tiny_onnx, tmp_path):
     model = onnx.load(str(tiny_onnx[1]))
-    assert not OnnxBiLM(model.SerializeToString(), threads=1).split_by_length
+    assert ACTIVE_ROWS_KEY in {prop.key for prop in model.metadata_props}
     kept = [prop for prop in model.metadata_props if prop.key != ACTIVE_ROWS_KEY]
     del model.metadata_props[:]
     model.metadata_props.extend(kept)
-    assert OnnxBiLM(model.SerializeToString(), threads=1).split_by_length  # exported before the key
-
-
-def test_a_batch_of_mixed_lengths_gives_the_layers_of_one_run(tmp_path):
-    runner = OnnxBiLM(export_onnx(random_bilm(), tmp_path / "tiny.onnx"), threads=1, cache_bytes=0)
-    runner.split_by_length = True  # as for a graph exported before its LSTMs computed only the active rows
-    batch = [["a"] * 40, [], "The cat".split(), "x y z w".split(), ["b"] * 39, ["Play"], []]
-    assert len(_length_groups([len(s) for s in batch])) > 1
-    split, whole = runner.embed_batch(batch), runner._run(batch)
-    assert [a.shape for a in split] == [b.shape for b in whole]
-    for a, b in zip(split, whole):
-        np.testing.assert_allclose(a, b, atol=1e-6, rtol=0)
+    path = tmp_path / "no-active-rows.onnx"
+    onnx.save(model, str(path))
+    advice = "export the biLM again with `python -m spacy_elmo export-onnx MODEL OUT`, or for a pipeline switch its torch pipeline again with `python -m spacy_elmo set-runtime`"
+    with pytest.raises(OutdatedGraphError) as err:
+        OnnxBiLM(path, threads=1)
+    assert str(err.value) == f"the ONNX graph {path} lacks the metadata '{ACTIVE_ROWS_KEY}' that every biLM graph of this spacy-elmo carries; {advice}"
+    with pytest.raises(OutdatedGraphError) as err:
+        OnnxBiLM(model.SerializeToString(), threads=1)
+    assert str(err.value).startswith(f"this ONNX graph lacks the metadata '{ACTIVE_ROWS_KEY}'") and "\n" not in str(err.value)
