@@ -5,7 +5,9 @@ more mentions (a coreference chain; singletons are not predicted by spaCy's core
 nor by elmo_coref; `--singletons` keeps them too, for scoring with singletons in) becomes `doc.spans["coref_clusters_N"]` (the full mentions) and
 `doc.spans["coref_head_clusters_N"]` (their head words, as spacy-experimental's coref component
 is trained on), N = 1, 2, ... in order of first mention. The CorefUD annotations are read with
-udapi; heads are udapi's (the highest word of the mention in the dependency tree).
+udapi. A mention's head is its highest word in GUM's gold dependency tree (the word whose parent
+lies outside the mention; of several, the one nearest the root, then the first): GUM's
+`global.Entity` has no head field, and udapi then gives every mention its first word.
 
     python scripts/convert_gum.py GUM_DIR corpus/coref [--limit-docs 3] [--singletons]
 
@@ -14,7 +16,7 @@ out-of-domain test set). Needs udapi (the `coref` extra, or `pip install udapi`)
 """
 from collections import Counter
 from pathlib import Path
-from typing import Iterator, List, Tuple
+from typing import Dict, Iterator, List, Tuple
 
 import spacy
 import typer
@@ -40,6 +42,22 @@ def read_documents(path: Path) -> Iterator[object]:
         yield document
         if reader.finished:
             return
+
+
+def highest_word(nodes: List[object], index: Dict[int, int], positions: List[int]) -> int:
+    """The position of the mention's word nearest the root of the dependency tree among those
+    whose parent lies outside the mention (the first of equals)."""
+    inside = set(positions)
+    tops = [p for p in positions if index.get(id(nodes[p].parent), -1) not in inside] or positions
+    return min(tops, key=lambda p: (depth(nodes[p]), p))
+
+
+def depth(node: object) -> int:
+    """How many edges lie between a udapi node and its root."""
+    steps = 0
+    while not node.is_root():
+        node, steps = node.parent, steps + 1
+    return steps
 
 
 def to_doc(document: object, vocab: spacy.vocab.Vocab, skipped: Counter, min_mentions: int = 2) -> Doc:
@@ -69,11 +87,7 @@ def to_doc(document: object, vocab: spacy.vocab.Vocab, skipped: Counter, min_men
             if not positions or positions != list(range(positions[0], positions[-1] + 1)):
                 skipped[f"mentions without contiguous words (first: {where})"] += 1
                 continue
-            head = index.get(id(mention.head))
-            if head is None:  # an empty node heads the mention: take its highest word instead
-                inside = set(positions)
-                head = next((p for p in positions if index.get(id(nodes[p].parent), -1) not in inside), positions[0])
-                skipped[f"mentions headed by an empty node, kept with their highest word as head (first: {where})"] += 1
+            head = highest_word(nodes, index, positions)
             mentions.append(Span(doc, positions[0], positions[-1] + 1))
             heads.append(Span(doc, head, head + 1))
         doc.spans[f"{CLUSTER_PREFIX}_{number}"] = mentions
