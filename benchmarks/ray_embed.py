@@ -84,7 +84,7 @@ def run_local(text: Path, model: str, threads: int, gpu: bool) -> Dict[str, floa
     start = time.perf_counter()
     texts = read_text(text)
     settings = ElmoModelSettings(bilm=model, **(GPU_SETTINGS if gpu else {}))
-    embedder = LineEmbedder(EmbedSettings(settings))
+    embedder = LineEmbedder(EmbedSettings(model=settings))
     times: List[float] = []
     tokens = [0]
 
@@ -132,7 +132,7 @@ def run_ray(text: Path, model: str, workers: int, gpu: bool) -> Dict[str, float]
         watcher = threading.Thread(target=watch)
         watcher.start()
         try:
-            settings = EmbedSettings(ElmoModelSettings(bilm=model, **({"compute_dtype": GPU_SETTINGS["compute_dtype"]} if gpu else {})))
+            settings = EmbedSettings(model=ElmoModelSettings(bilm=model, **({"compute_dtype": GPU_SETTINGS["compute_dtype"]} if gpu else {})))
             summary = embed_files([str(text)], str(out), settings, workers=workers, cpus_per_worker=1, gpus_per_worker=1 if gpu else 0)
         finally:
             done.set()

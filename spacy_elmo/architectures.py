@@ -36,7 +36,17 @@ def build_elmo_model_v2(
     settings, their meaning and their defaults are those of `ElmoModelSettings`.
     """
     settings = ElmoModelSettings(
-        bilm, options, context, window, stride, batch_size, max_tokens, device, compute_dtype, runtime, keep_softmax
+        bilm=bilm,
+        options=options,
+        context=context,
+        window=window,
+        stride=stride,
+        batch_size=batch_size,
+        max_tokens=max_tokens,
+        device=device,
+        compute_dtype=compute_dtype,
+        runtime=runtime,
+        keep_softmax=keep_softmax,
     )
     return build_elmo_model(settings)
 
@@ -61,7 +71,19 @@ def build_elmo_model_v1(
         check_compute_dtype(dtype, "'dtype'")
     except ConfigError as err:
         raise ConfigError(f"elmo model: {err}") from None
-    return build_elmo_model_v2(bilm, options, context, window, stride, batch_size, max_tokens, device, dtype, "torch", keep_softmax)
+    return build_elmo_model_v2(
+        bilm=bilm,
+        options=options,
+        context=context,
+        window=window,
+        stride=stride,
+        batch_size=batch_size,
+        max_tokens=max_tokens,
+        device=device,
+        compute_dtype=dtype,
+        runtime="torch",
+        keep_softmax=keep_softmax,
+    )
 
 
 @registry.architectures(ELMO_LISTENER)

@@ -14,6 +14,11 @@ from .errors import ConfigError
 # model, the `embed` command): most sentences, and most padded token slots.
 DEFAULT_BATCH_SIZE = 64
 DEFAULT_MAX_TOKENS = 4096
+# Where, on what and in what a pipeline's biLM runs when its model block does not say
+# (`ElmoModelSettings`, and the blocks of saved configs that `set-runtime` reads).
+DEFAULT_DEVICE = "auto"
+DEFAULT_COMPUTE_DTYPE = "float32"
+DEFAULT_RUNTIME = "torch"
 DEVICE_PATTERN = re.compile(r"auto|cpu|cuda(:\d+)?|mps")
 # compute_dtype: the type a biLM computes in, by name and short name (outputs are float32).
 # "int8" is for inference on the CPU only (products in int8, the rest float32;

@@ -18,6 +18,7 @@ from .app import app
 from .removed_options import RemovedOptionsCommand
 
 DEFAULTS = ElmoModelSettings()
+EMBED_DEFAULTS = EmbedSettings()
 ENGINES = ("local", "ray")
 FILE_FORMATS = {"local": "hdf5", "ray": "parquet"}
 
@@ -28,7 +29,7 @@ def embed_command(
     output: str = typer.Option(..., "--output", "-o", help="hdf5 file (local engine) or a new folder of Parquet files (ray)"),
     model: Optional[str] = typer.Option(None, help="Bundled or published model name, native model folder, or weights .hdf5 (default: bundled)"),
     options: Optional[str] = typer.Option(None, help="options.json of a weights .hdf5"),
-    tokenize: str = typer.Option("spacy", help="'spacy' (the tokenizer of --lang, as the component sees text) or 'whitespace' (as the original tools)"),
+    tokenize: str = typer.Option(EMBED_DEFAULTS.tokenize, help="'spacy' (the tokenizer of --lang, as the component sees text) or 'whitespace' (as the original tools)"),
     lang: Optional[str] = typer.Option(None, help="spaCy language for --tokenize spacy and --sentences (default: the model's, else en)"),
     sentences: bool = typer.Option(False, "--sentences", help="Read each line sentence by sentence (spaCy sentencizer)"),
     batch_size: int = typer.Option(DEFAULTS.batch_size, help="Most sequences per biLM forward pass"),
@@ -47,9 +48,9 @@ def embed_command(
     gpus_per_worker: float = typer.Option(0, help="ray: GPUs per worker (device cuda)"),
     text_column: str = typer.Option("text", help="ray: the text field of JSONL and column of Parquet inputs"),
     block_rows: Optional[int] = typer.Option(None, help="ray: rows per block, a worker's unit of work and of the files written (default 256)"),
-    layer: str = typer.Option("all", help="all, top, average, or a layer index (hdf5: one layer is (n_tokens, width), as AllenNLP's --top)"),
+    layer: str = typer.Option(str(EMBED_DEFAULTS.layer), help="all, top, average, or a layer index (hdf5: one layer is (n_tokens, width), as AllenNLP's --top)"),
     storage_dtype: str = typer.Option(
-        "float32", "--storage-dtype", help="ray: float32 or float16 vectors"
+        EMBED_DEFAULTS.storage_dtype, "--storage-dtype", help="ray: float32 or float16 vectors"
     ),
 ) -> None:
     """Embed every line of INPUT... with the biLM's layers."""
@@ -64,8 +65,8 @@ def embed_command(
         check_options(model, options)
         model_settings = ElmoModelSettings(bilm=model, options=options, batch_size=batch_size, max_tokens=max_tokens,
                                            device=device, compute_dtype=compute_dtype)  # fmt: skip
-        settings = EmbedSettings(model_settings, tokenize, lang, sentences, int(layer) if layer.isdigit() else layer,
-                                 storage_dtype=storage_dtype)  # fmt: skip
+        settings = EmbedSettings(model=model_settings, tokenize=tokenize, lang=lang, sentences=sentences,
+                                 layer=int(layer) if layer.isdigit() else layer, storage_dtype=storage_dtype)  # fmt: skip
         if engine == "local":
             from ..embed.local import embed_file
 

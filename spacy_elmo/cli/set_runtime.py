@@ -5,6 +5,7 @@ from pathlib import Path
 import typer
 
 from ..errors import SpacyElmoError
+from ..runtime import DEFAULT_COMPUTE_DTYPE
 from .app import app
 
 
@@ -13,7 +14,7 @@ def set_runtime_command(
     pipeline: Path = typer.Argument(..., help="A saved spaCy pipeline with an elmo component"),
     output: Path = typer.Argument(..., help="Where to write the copy"),
     runtime: str = typer.Option(..., "--runtime", help='"torch" or "onnxruntime"'),
-    compute_dtype: str = typer.Option("float32", "--compute-dtype", help='"float32" or "int8" ("bfloat16": torch only)'),
+    compute_dtype: str = typer.Option(DEFAULT_COMPUTE_DTYPE, "--compute-dtype", help='"float32" or "int8" ("bfloat16": torch only)'),
     force: bool = typer.Option(False, "--force", help="Replace the pipeline at OUTPUT if there is one"),
 ) -> None:
     """Write a copy of PIPELINE whose elmo component runs on RUNTIME in COMPUTE_DTYPE (torch ->

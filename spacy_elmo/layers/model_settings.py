@@ -1,5 +1,7 @@
 """The settings of an ELMo model block (`spacy-elmo.ElmoModel.v2`, and v1), validated when
-created: the one home of their defaults."""
+created: the one home of their defaults (the registered functions' defaults are these fields;
+those the rest of the package shares, the batch bounds, device, compute dtype and runtime,
+are named in `runtime.py`)."""
 from dataclasses import asdict, dataclass
 from typing import Any, Dict, Optional
 
@@ -7,7 +9,10 @@ from ..errors import ConfigError
 from ..registry_names import ELMO_MODEL
 from ..runtime import (
     DEFAULT_BATCH_SIZE,
+    DEFAULT_COMPUTE_DTYPE,
+    DEFAULT_DEVICE,
     DEFAULT_MAX_TOKENS,
+    DEFAULT_RUNTIME,
     ONNX_RUNTIME_DEVICES,
     ONNX_RUNTIME_DTYPES,
     check_compute_dtype,
@@ -47,9 +52,9 @@ class ElmoModelSettings:
     stride: int = 96
     batch_size: int = DEFAULT_BATCH_SIZE
     max_tokens: int = DEFAULT_MAX_TOKENS
-    device: str = "auto"
-    compute_dtype: str = "float32"
-    runtime: str = "torch"
+    device: str = DEFAULT_DEVICE
+    compute_dtype: str = DEFAULT_COMPUTE_DTYPE
+    runtime: str = DEFAULT_RUNTIME
     keep_softmax: bool = False
 
     def __post_init__(self) -> None:

@@ -56,7 +56,15 @@ def make_elmo(
             "Rewrite the config with: python -m spacy_elmo upgrade-config OLD.cfg NEW.cfg"
         )
     check_requirement(nlp.meta, __version__)
-    settings = ElmoSettings(layer, mix_weights, mix_gamma, store, set_vectors, frozen, feature_cache_mb)
+    settings = ElmoSettings(
+        layer=layer,
+        mix_weights=mix_weights,
+        mix_gamma=mix_gamma,
+        store=store,
+        set_vectors=set_vectors,
+        frozen=frozen,
+        feature_cache_mb=feature_cache_mb,
+    )
     return Elmo(nlp.vocab, model, name, settings=settings, lang=nlp.lang)
 
 

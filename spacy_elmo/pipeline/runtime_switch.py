@@ -33,7 +33,7 @@ from ..dependencies import require
 from ..errors import ConfigError, SpacyElmoError
 from ..paths import PathLike, staged_output
 from ..registry_names import ELMO_MODEL, ELMO_MODEL_V1
-from ..runtime import ONNX_RUNTIME_DEVICES, check_compute_dtype, check_runtime
+from ..runtime import DEFAULT_COMPUTE_DTYPE, DEFAULT_RUNTIME, ONNX_RUNTIME_DEVICES, check_compute_dtype, check_runtime
 
 FACTORY = "elmo"
 # The text the new biLM state is compared with the old one on (several sentences, one batch).
@@ -116,8 +116,9 @@ def elmo_states(pipeline: PathLike) -> List[ElmoState]:
                 f"{path}: the elmo component '{name}' has no {ELMO_MODEL} (or v1) model block; "
                 "rewrite its config with: python -m spacy_elmo upgrade-config"
             )
-        runtime = block.get("runtime", "torch") if architecture == ELMO_MODEL else "torch"
-        dtype = block.get("dtype" if architecture == ELMO_MODEL_V1 else "compute_dtype", "float32")
+        # A setting the block leaves out has the model's default; v1 runs on torch alone.
+        runtime = block.get("runtime", DEFAULT_RUNTIME) if architecture == ELMO_MODEL else "torch"
+        dtype = block.get("dtype" if architecture == ELMO_MODEL_V1 else "compute_dtype", DEFAULT_COMPUTE_DTYPE)
         states.append(ElmoState(name, architecture, runtime, check_compute_dtype(dtype), dict(block)))
     if not states:
         raise SpacyElmoError(f"{path} has no elmo component")
@@ -125,7 +126,7 @@ def elmo_states(pipeline: PathLike) -> List[ElmoState]:
 
 
 def switch_runtime(
-    pipeline: PathLike, runtime: str, compute_dtype: str = "float32"
+    pipeline: PathLike, runtime: str, compute_dtype: str = DEFAULT_COMPUTE_DTYPE
 ) -> Tuple[Language, List[SwitchedComponent], List[str]]:
     """A copy of the saved `pipeline` whose elmo components run on `runtime` ("torch" or
     "onnxruntime") in `compute_dtype`, every other component unchanged (see the module).
@@ -172,7 +173,7 @@ def switch_runtime(
 
 
 def set_runtime(
-    pipeline: PathLike, output: PathLike, runtime: str, compute_dtype: str = "float32", *, force: bool = False
+    pipeline: PathLike, output: PathLike, runtime: str, compute_dtype: str = DEFAULT_COMPUTE_DTYPE, *, force: bool = False
 ) -> RuntimeSwitch:
     """Write a copy of the saved `pipeline` to `output` whose elmo components run on `runtime`
     in `compute_dtype` (`switch_runtime`); `force` replaces an existing pipeline at `output`.

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 
 
 def model_settings(weights, options, **model):
-    return EmbedSettings(ElmoModelSettings(bilm=str(weights), options=str(options), **model))
+    return EmbedSettings(model=ElmoModelSettings(bilm=str(weights), options=str(options), **model))
 
 
 @pytest.fixture()

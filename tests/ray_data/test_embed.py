@@ -38,7 +38,7 @@ def arrays(table):
 
 
 def test_rows_get_tokens_and_layers_or_a_problem_and_keep_their_columns(model, bilm):
-    rows = EmbedRows(EmbedSettings(model, tokenize="whitespace"), "body", threads=1)
+    rows = EmbedRows(EmbedSettings(model=model, tokenize="whitespace"), "body", threads=1)
     batch = pa.table({"id": [1, 2, 3, 4], "body": ["a b", "  ", None, "c"], "tokens": ["stale"] * 4})
     out = rows(batch)
     assert out.column_names == ["id", "body", "problem", "tokens", "shape", "dtype", "vectors"]
@@ -53,14 +53,14 @@ def test_rows_get_tokens_and_layers_or_a_problem_and_keep_their_columns(model, b
 
 
 def test_a_problem_given_by_the_reader_is_kept_and_its_row_not_embedded(model):
-    rows = EmbedRows(EmbedSettings(model, tokenize="whitespace"), "text", threads=1)
+    rows = EmbedRows(EmbedSettings(model=model, tokenize="whitespace"), "text", threads=1)
     out = rows(pa.table({"text": ["a", "b"], "problem": ["not UTF-8", None]}))
     assert out["problem"].to_pylist() == ["not UTF-8", None]
     assert out["tokens"].to_pylist() == [[], ["b"]]
 
 
 def test_one_layer_in_float16_is_stored_with_a_leading_axis_of_one(model, bilm):
-    rows = EmbedRows(EmbedSettings(model, tokenize="whitespace", layer="top", storage_dtype="float16"), "text", threads=1)
+    rows = EmbedRows(EmbedSettings(model=model, tokenize="whitespace", layer="top", storage_dtype="float16"), "text", threads=1)
     out = rows(pa.table({"text": ["a b", ""]}))
     top, empty = arrays(out)
     assert top.dtype == np.float16 and top.shape == (1, 2, 16) and empty.shape == (1, 0, 16)
@@ -69,7 +69,7 @@ def test_one_layer_in_float16_is_stored_with_a_leading_axis_of_one(model, bilm):
 
 
 def test_a_model_that_cannot_load_fails_at_the_first_batch(tmp_path: Path):
-    rows = EmbedRows(EmbedSettings(ElmoModelSettings(bilm=str(tmp_path / "nope"))), "text", threads=1)
+    rows = EmbedRows(EmbedSettings(model=ElmoModelSettings(bilm=str(tmp_path / "nope"))), "text", threads=1)
     assert isinstance(rows.error, SpacyElmoError)
     with pytest.raises(SpacyElmoError) as err:
         rows(pa.table({"text": ["a"]}))
@@ -79,7 +79,7 @@ def test_a_model_that_cannot_load_fails_at_the_first_batch(tmp_path: Path):
 @pytest.mark.parametrize("model_device,gpus,expected", [("auto", 1, "cuda"), ("auto", 0, "auto"), ("cpu", 1, "cpu")])
 def test_embed_dataset_asks_for_an_actor_pool_and_uses_cuda_for_auto_with_gpus(model_device, gpus, expected):
     ds = FakeDataset()
-    settings = EmbedSettings(ElmoModelSettings(device=model_device, batch_size=5))
+    settings = EmbedSettings(model=ElmoModelSettings(device=model_device, batch_size=5))
     assert embed_dataset(ds, settings, text_column="body", concurrency=3, num_cpus=2.5, num_gpus=gpus) == "mapped"
     given, column, threads = ds.kwargs["fn_constructor_args"]
     assert ds.fn is EmbedRows and (column, threads) == ("body", 2)

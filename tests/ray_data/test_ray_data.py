@@ -41,7 +41,7 @@ def local_ray():
 
 def embed_settings(files, model=None, **settings):
     weights, options = files
-    return EmbedSettings(ElmoModelSettings(bilm=str(weights), options=str(options), **(model or {})), **settings)
+    return EmbedSettings(model=ElmoModelSettings(bilm=str(weights), options=str(options), **(model or {})), **settings)
 
 
 def rows_by_line(folder):
