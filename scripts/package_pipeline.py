@@ -9,11 +9,13 @@ MODEL is a trained pipeline, or a folder of seedN/ training outputs: then the se
 model-best has the best dev score (the training's own weighted score) ships; test scores do not
 take part in the choice.
 
-Then `python -m spacy package pipelines/en_elmo_web_base dist --build wheel` builds the wheel.
+The folder's LICENSE (CC BY-SA 4.0, the attribution of the data and of the bundled biLM) goes
+into the wheel with it; docs/pipeline.md ("As an installable package") builds the wheel.
 """
 import json
+import textwrap
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 import spacy
 import typer
@@ -42,6 +44,19 @@ SOURCES = [
         "author": "spacy-elmo",
     },
 ]
+# The works each source is cited by, for the LICENSE's attribution (by the source's url).
+CITATIONS = {
+    "https://github.com/UniversalDependencies/UD_English-EWT": (
+        'Silveira et al., "A Gold Standard Dependency Corpus for English", LREC 2014. The annotations '
+        "are CC BY-SA 4.0; the underlying text is the English Web Treebank (LDC2012T13): see the "
+        "repository's README for its notices."
+    ),
+    "https://github.com/UniversalNER/UNER_English-EWT": (
+        'Mayhew et al., "Universal NER: A Gold-Standard Multilingual Named Entity Recognition '
+        'Benchmark", NAACL 2024.'
+    ),
+}
+LICENSE_URL = "https://creativecommons.org/licenses/by-sa/4.0/"
 # spaCy's meta keys for the scores evaluate_pipeline.py writes.
 ACCURACY = ("tag_acc", "pos_acc", "morph_acc", "lemma_acc", "dep_uas", "dep_las", "sents_p", "sents_r", "sents_f", "ents_p", "ents_r", "ents_f", "ents_per_type")
 
@@ -91,6 +106,33 @@ def pipeline_meta(meta: Dict[str, Any], name: str, version: str, scores: Optiona
     if speed is not None:
         meta.setdefault("performance", {})["speed"] = speed
     return meta
+
+
+def _wrap(text: str, **indents: str) -> List[str]:
+    return textwrap.wrap(text, 96, break_long_words=False, break_on_hyphens=False, **indents)
+
+
+def licence_text(package: str, bilm: Optional[str]) -> str:
+    """The pipeline's LICENSE: CC BY-SA 4.0, the attribution of each source (SOURCES) and, where the
+    biLM is a bundled one, its own licence and the attribution of its training text."""
+    notice = (
+        "This pipeline (its weights, vocabulary and meta) is licensed under the Creative Commons "
+        f"Attribution-ShareAlike 4.0 International licence (CC BY-SA 4.0), {LICENSE_URL} (legal code: "
+        f"{LICENSE_URL}legalcode), as the annotations it was trained on are. What was made from them: a "
+        "statistical model trained on the annotations below, UNER English-EWT's entities laid over "
+        "UD English-EWT r2.16 by sent_id. The code of spacy-elmo, which runs it, is Apache-2.0."
+    )
+    lines = [f"{package}: licence and attribution", "", *_wrap(notice), "", "Sources:"]
+    for source in SOURCES:
+        lines += ["", *_wrap(f"- {source['name']}", subsequent_indent="  "), f"  {source['url']}"]
+        credit = f"{source['license']}; {source['author']}. {CITATIONS.get(source['url'], '')}".strip()
+        lines += _wrap(credit, initial_indent="  ", subsequent_indent="  ")
+    if bilm is not None:
+        from spacy_elmo.bilm.loading import BUNDLED_DIR
+
+        lines += ["", *_wrap(f"The pipeline was trained on the features of the bundled biLM {bilm}; its licence ({bilm}/LICENSE.md in spacy-elmo's wheel) follows."), ""]
+        lines.append((BUNDLED_DIR / bilm / "LICENSE.md").read_text(encoding="utf8").strip())
+    return "\n".join(lines) + "\n"
 
 
 def dev_score(model: Path) -> float:
@@ -156,6 +198,8 @@ def main(
         nlp.config["paths"][key] = None
     with staged_output(output) as staging:
         nlp.to_disk(staging)
+        # spaCy's `package` puts a LICENSE of the pipeline folder into the package and its wheel.
+        (staging / "LICENSE").write_text(licence_text(f"{nlp.meta['lang']}_{name}", bundled), encoding="utf8")
     size = sum(p.stat().st_size for p in output.rglob("*") if p.is_file())
     print(f"{model} -> {output} ({nlp.meta['lang']}_{name} {version}; biLM: {bundled or 'saved whole'}; {size / 1e6:.1f} MB)")
 

@@ -235,3 +235,55 @@ def test_the_training_recipe_runs_as_written(tmp_path: Path):
         result = subprocess.run([sys.executable, *command[1:]], cwd=clone, capture_output=True, text=True)
         assert result.returncode == 0, f"{line}\n{result.stdout[-2000:]}{result.stderr[-2000:]}"
     assert (clone / "training" / "model-last" / "meta.json").is_file()
+
+
+@pytest.mark.slow
+def test_the_packaging_recipe_runs_as_written(tmp_path: Path):
+    """docs/pipeline.md's packaging commands, as written, from a copy of a clone's files (no dist/
+    yet), in a fresh virtual environment that has spacy-elmo's dependencies but not spacy-elmo,
+    with no network: pip takes spacy-elmo from the wheel the recipe builds, the pipeline loads by
+    name, and its wheel carries its LICENSE. Build isolation installs this environment's own
+    setuptools and wheel, packed again into a local folder."""
+    import importlib.metadata
+    import shlex
+    import shutil
+    import zipfile
+
+    from ..processes import run_bounded
+    from ..wheels import offline_environment, run, venv_without, wheels_of_installed
+
+    for needed in ("build", "setuptools", "wheel"):
+        try:
+            importlib.metadata.version(needed)
+        except importlib.metadata.PackageNotFoundError:
+            pytest.skip(f"{needed} is not installed here (the `test` extra has it), and the recipe is run offline")
+    block = next(body for body in code_blocks(REPO / "docs" / "pipeline.md", "bash") if "spacy package" in body)
+    clone = tmp_path / "clone"
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "build", "dist")
+    for folder in ("spacy_elmo", "pipelines/en_elmo_web_base"):
+        shutil.copytree(REPO / folder, clone / folder, ignore=ignore)
+    for name in ("setup.cfg", "pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, clone / name)
+    wheelhouse = wheels_of_installed(["setuptools", "wheel"], tmp_path / "wheelhouse")
+    venv = venv_without(tmp_path, "spacy-elmo")
+    env = offline_environment(venv, wheelhouse)
+
+    result = run_bounded(["bash", "-euxo", "pipefail", "-c", block], "docs/pipeline.md's packaging commands", 420, cwd=clone, env=env)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-5000:]
+    assert "Falling back" not in output, output[-3000:]  # `python -m build` built it, not spaCy's fallback
+    assert re.search(r"Successfully installed .*spacy-elmo-", output), output[-3000:]  # from dist/, by --find-links
+
+    install = next(line for line in block.splitlines() if line.startswith("pip install") and ".whl" in line)
+    wheel = clone / next(word for word in shlex.split(install) if word.endswith(".whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    licence = (REPO / "pipelines" / "en_elmo_web_base" / "LICENSE").read_text(encoding="utf8")
+    in_wheel = [name for name in names if name.endswith("/LICENSE")]
+    assert any(".dist-info/" in name for name in in_wheel), names
+    assert all(zipfile.ZipFile(wheel).read(name).decode("utf8") == licence for name in in_wheel)
+    words = " ".join(licence.split())
+    assert all(credit in words for credit in ("CC BY-SA 4.0", "UD_English-EWT", "Universal NER English-EWT", "en_base_v2")), licence
+    python = str(venv / "bin" / "python")
+    where = "import spacy, spacy_elmo; nlp = spacy.load('en_elmo_web_base'); print(spacy_elmo.__file__, nlp.meta['license'])"
+    loaded = run(python, "-c", where, cwd=tmp_path).split()
+    assert loaded[0].startswith(str(venv)) and " ".join(loaded[1:]) == "CC BY-SA 4.0", loaded  # the installed wheels

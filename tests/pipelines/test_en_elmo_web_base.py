@@ -39,6 +39,15 @@ def test_the_folder_is_a_spacy_pipeline_on_the_bundled_bilm(nlp):
     assert set(spacy.util.load_config(PIPELINE / "config.cfg")["paths"].values()) == {None}  # no machine's paths
 
 
+def test_the_licence_is_the_one_package_pipeline_writes():
+    """CC BY-SA 4.0 with the data's and en_base_v2's attribution; `spacy package` ships it (the
+    wheel's contents: tests/docs/test_readme.py, which runs the documented packaging commands)."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    from package_pipeline import licence_text
+
+    assert (PIPELINE / "LICENSE").read_text(encoding="utf8") == licence_text("en_elmo_web_base", "en_base_v2")
+
+
 def test_the_readme_example_shows_what_the_pipeline_gives(nlp):
     readme = (REPO / "README.md").read_text(encoding="utf8")
     text = re.search(r'doc = nlp\("([^"]+)"\)', readme).group(1)

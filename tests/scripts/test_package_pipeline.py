@@ -5,6 +5,7 @@ folder written appears only complete; Ctrl-C is one line."""
 import json
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -75,12 +76,18 @@ def test_the_packaged_wheel_installs_offline_and_annotates_the_same(trained: Pat
     assert meta["license"] == "CC BY-SA 4.0" and meta["requirements"][0].startswith("spacy-elmo>=")
     assert {s["license"] for s in meta["sources"]} == {"CC BY-SA 4.0"}
     assert (shipped / "elmo" / "model").stat().st_size < 10_000  # the bundled biLM by name and hash
+    sys.path.insert(0, str(REPO / "scripts"))
+    from package_pipeline import licence_text
+
+    licence = (shipped / "LICENSE").read_text(encoding="utf8")
+    assert licence == licence_text("en_elmo_test", "en_base") and "# en_base: licence and attribution" in licence
     assert spacy.util.load_config(trained / "config.cfg")["paths"]["train"].endswith("train.spacy")
     assert set(spacy.util.load_config(shipped / "config.cfg")["paths"].values()) == {None}
     expected = annotations(spacy.load(shipped))
 
     wheel = build_wheel(shipped, tmp_path)
     assert wheel.stat().st_size < 20_000_000
+    assert zipfile.ZipFile(wheel).read("en_elmo_test-0.0.1.dist-info/licenses/LICENSE").decode("utf8") == licence
     python = install_offline(wheel, tmp_path)
     got = json.loads(run(str(python), "-c", SCRIPT, "en_elmo_test", json.dumps(TEXTS), cwd=tmp_path))
     assert got["tags"] == expected["tags"]
