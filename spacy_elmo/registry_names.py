@@ -1,6 +1,9 @@
 """The names spaCy's registries know the package's functions by, one constant each; setup.cfg's
 entry points name the same (a test holds them together)."""
 
+# The factories of the components (configs' `factory = "elmo"`).
+ELMO_FACTORY = "elmo"
+ELMO_COREF_FACTORY = "elmo_coref"
 ELMO_MODEL = "spacy-elmo.ElmoModel.v2"
 ELMO_MODEL_V1 = "spacy-elmo.ElmoModel.v1"  # configs and pipelines of spacy-elmo 0.2 (`dtype`, torch only)
 ELMO_LISTENER = "spacy-elmo.ElmoListener.v1"

@@ -14,6 +14,8 @@ from .errors import ConfigError
 # model, the `embed` command): most sentences, and most padded token slots.
 DEFAULT_BATCH_SIZE = 64
 DEFAULT_MAX_TOKENS = 4096
+# The most memory a biLM's cache of token embeddings holds (torch and ONNX Runtime alike).
+DEFAULT_CACHE_BYTES = 64 * 2**20
 # Where, on what and in what a pipeline's biLM runs when its model block does not say
 # (`ElmoModelSettings`, and the blocks of saved configs that `set-runtime` reads).
 DEFAULT_DEVICE = "auto"

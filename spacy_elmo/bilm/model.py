@@ -13,7 +13,8 @@ from .errors import ModelFormatError
 from .lexicon import Lexicon
 from .lexicon_encoder import LexiconTokenEncoder
 from .lstm import BiLstmStack, LayerState
-from .token_cache import DEFAULT_CACHE_BYTES, TokenEmbeddingCache
+from ..runtime import DEFAULT_CACHE_BYTES
+from .token_cache import TokenEmbeddingCache
 from .token_encoder import CharTokenEncoder
 
 

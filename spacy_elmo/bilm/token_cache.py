@@ -5,7 +5,7 @@ from typing import Callable, Hashable, List, Optional, Sequence
 
 import torch
 
-DEFAULT_CACHE_BYTES = 64 * 2**20
+from ..runtime import DEFAULT_CACHE_BYTES
 
 
 class TokenEmbeddingCache:

@@ -6,11 +6,9 @@ import typer
 
 from ..dependencies import require
 from ..errors import SpacyElmoError
-from ..onnx.interface import DEFAULT_OPSET, OPSETS
+from ..onnx.interface import CHECK_SENTENCE, DEFAULT_OPSET, OPSETS
 from ..paths import staged_output
 from .app import app
-
-CHECK_SENTENCE = ["The", "model", "was", "exported", "to", "ONNX", "."]
 
 
 @app.command("export-onnx")

@@ -18,6 +18,7 @@ from thinc.api import Config, Model, Optimizer
 from ..dependencies import require
 from ..errors import SpacyElmoError
 from ..layers.listener import ElmoListener
+from ..registry_names import ELMO_COREF_FACTORY
 from .corpus import DEFAULT_HEAD_PREFIX, is_cluster_key
 from .model import AntecedentScores, log_softmax, score_antecedents, score_spans
 
@@ -64,7 +65,7 @@ SPAN_CHUNK = 1024  # heads whose spans are scored at once in prediction
 
 
 @Language.factory(
-    "elmo_coref",
+    ELMO_COREF_FACTORY,
     assigns=["doc.spans"],
     default_config={
         "model": Config().from_str(DEFAULT_MODEL)["model"],

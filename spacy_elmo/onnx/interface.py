@@ -29,5 +29,7 @@ OUTPUT_NAME = "layers"  # float32 (n_layers, batch, n_tokens, 2P)
 EMBEDDINGS_NAME = "token_embeddings"  # float32 (n_new, P): the new tokens' embeddings
 OUTPUT_NAMES = (OUTPUT_NAME, EMBEDDINGS_NAME)
 DEFAULT_OPSET = 17
+# The sentence an exported graph is checked on against the biLM it came from.
+CHECK_SENTENCE = ["The", "model", "was", "exported", "to", "ONNX", "."]
 # Opsets of the TorchScript-based exporter that give this graph (operators' axes as inputs from 13).
 OPSETS = range(13, 21)

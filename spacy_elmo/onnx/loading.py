@@ -9,13 +9,13 @@ from ..dependencies import require
 from ..errors import ConfigError, SpacyElmoError
 from ..paths import PathLike
 from ..runtime import COMPUTE_DTYPES, ONNX_RUNTIME_DEVICES, ONNX_RUNTIME_DTYPES, onnx_threads
+from .interface import CHECK_SENTENCE
 from .quantization import layer_cosines
 from .runner import OnnxBiLM, OnnxGraphError
 
 # A biLM exported here is checked as `export-onnx` checks one: ONNX Runtime's layers against
 # torch's on a test sentence; a layer whose mean cosine is below MIN_COSINE (int8 keeps 0.999,
 # docs/performance.md) refuses the graph.
-CHECK_SENTENCE = ["The", "model", "was", "exported", "to", "ONNX", "."]
 MIN_COSINE = 0.99
 
 

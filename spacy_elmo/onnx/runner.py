@@ -14,11 +14,8 @@ from ..batching import Sentences, check_sentences, in_length_batches
 from ..characters import CharacterMapper, LexiconMapper
 from ..errors import SpacyElmoError
 from ..paths import PathLike
-from ..runtime import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
+from ..runtime import DEFAULT_BATCH_SIZE, DEFAULT_CACHE_BYTES, DEFAULT_MAX_TOKENS
 from .interface import ACTIVE_ROWS_KEY, INPUT_NAME, INPUT_NAMES, INT8_PRODUCER, LEXICON_INPUT_NAME, LEXICON_INPUT_NAMES, LEXICON_KEY, OUTPUT_NAME, OUTPUT_NAMES
-
-# The token cache's bound, as the torch biLM's (`spacy_elmo.bilm.token_cache`, which needs torch).
-DEFAULT_CACHE_BYTES = 64 * 2**20
 
 # What ONNX Runtime raises for a model it cannot load (its own classes, not RuntimeError).
 _STATE = onnxruntime.capi.onnxruntime_pybind11_state

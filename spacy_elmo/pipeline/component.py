@@ -21,7 +21,7 @@ from ..layers.elmo_model import LOADING, ensure_loaded, get_bilm, set_frozen, wi
 from ..layers.listener import ElmoListener
 from ..layers.no_backprop import no_backprop
 from ..mixing import mix_layers
-from ..registry_names import ELMO_EMBED, ELMO_LISTENER, ELMO_MODEL
+from ..registry_names import ELMO_EMBED, ELMO_FACTORY, ELMO_LISTENER, ELMO_MODEL
 from .extensions import install_extensions
 from .feature_cache import FeatureCache
 from .integrity import ADVICE, verify_checksums, write_checksums
@@ -31,7 +31,7 @@ from .vector_hooks import set_vector_hooks
 
 
 
-@Language.factory("elmo", assigns=["doc._.elmo", "token._.elmo", "span._.elmo"], default_config=default_config())
+@Language.factory(ELMO_FACTORY, assigns=["doc._.elmo", "token._.elmo", "span._.elmo"], default_config=default_config())
 def make_elmo(
     nlp: Language,
     name: str,

@@ -13,9 +13,8 @@ configs that are to use the new settings.
 from typing import Any, Dict, List
 
 from ..errors import SpacyElmoError
-from ..registry_names import ELMO_MODEL, ELMO_MODEL_V1
+from ..registry_names import ELMO_FACTORY, ELMO_MODEL, ELMO_MODEL_V1
 
-FACTORY = "elmo"
 MOVED = ("options", "context", "window", "stride", "batch_size", "max_tokens", "device", "dtype")
 RENAMED_IN_V2 = {"dtype": "compute_dtype"}
 
@@ -31,7 +30,7 @@ def upgrade_config(text: str) -> "tuple[str, List[str]]":
         raise SpacyElmoError(f"cannot read the config: {err}") from None
     changed: List[str] = []
     for name, component in config.get("components", {}).items():
-        if component.get("factory") != FACTORY or isinstance(component.get("model"), dict):
+        if component.get("factory") != ELMO_FACTORY or isinstance(component.get("model"), dict):
             continue
         block: Dict[str, Any] = {"@architectures": ELMO_MODEL_V1, "bilm": component.pop("model", None)}
         changed.append(f"{name}.model -> {name}.model.bilm")

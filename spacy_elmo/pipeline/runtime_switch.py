@@ -32,10 +32,9 @@ from spacy.language import Language
 from ..dependencies import require
 from ..errors import ConfigError, SpacyElmoError
 from ..paths import PathLike, staged_output
-from ..registry_names import ELMO_MODEL, ELMO_MODEL_V1
+from ..registry_names import ELMO_FACTORY, ELMO_MODEL, ELMO_MODEL_V1
 from ..runtime import DEFAULT_COMPUTE_DTYPE, DEFAULT_RUNTIME, ONNX_RUNTIME_DEVICES, check_compute_dtype, check_runtime
 
-FACTORY = "elmo"
 # The text the new biLM state is compared with the old one on (several sentences, one batch).
 CHECK_SENTENCES = [
     ["The", "model", "was", "moved", "to", "another", "runtime", "."],
@@ -107,7 +106,7 @@ def elmo_states(pipeline: PathLike) -> List[ElmoState]:
         raise SpacyElmoError(f"{path / 'config.cfg'}: cannot read it: {' '.join(str(err).split())}") from None
     states = []
     for name, component in config.get("components", {}).items():
-        if component.get("factory") != FACTORY:
+        if component.get("factory") != ELMO_FACTORY:
             continue
         block = component.get("model")
         architecture = block.get("@architectures") if isinstance(block, dict) else None
