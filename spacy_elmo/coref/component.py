@@ -214,7 +214,16 @@ class ElmoCoref(TrainablePipe):
             raise SpacyElmoError(
                 f"elmo_coref '{self.name}': no training example has '{self.prefix}_N' span groups (gold chains)"
             )
-        self.model.initialize(X=[eg.predicted for eg in examples if len(eg.predicted)] or None)
+        # The sample docs are not annotated by elmo; an elmo sourced from a trained pipeline is not
+        # initialized again, so its listeners are told here that they may see such docs.
+        listeners = [node for node in self.model.walk() if isinstance(node, ElmoListener)]
+        for listener in listeners:
+            listener.initializing = True
+        try:
+            self.model.initialize(X=[eg.predicted for eg in examples if len(eg.predicted)] or None)
+        finally:
+            for listener in listeners:
+                listener.initializing = False
 
     def score(self, examples: Iterable[Example], **kwargs: object) -> Dict[str, float]:
         """CoNLL-2012 metrics (MUC, B³, CEAFe, `coref_conll_f`; needs scorch) and LEA."""
@@ -235,7 +244,8 @@ def check_upstream(model: Model, nlp: Language, name: str) -> None:
     """One clear error when the model listens to an `elmo` component the pipeline lacks."""
     from ..pipeline.component import Elmo
 
-    elmos = [pipe_name for pipe_name, pipe in nlp.pipeline if isinstance(pipe, Elmo)]
+    # nlp.components: spacy train initializes with sourced and frozen components disabled.
+    elmos = [pipe_name for pipe_name, pipe in nlp.components if isinstance(pipe, Elmo)]
     for node in model.walk():
         if isinstance(node, ElmoListener):
             wanted = node.upstream_name

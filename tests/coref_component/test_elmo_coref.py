@@ -253,6 +253,35 @@ def test_it_listens_to_the_bundled_elmo_and_learns():
     assert clusters(nlp(docs[0].text)) == clusters(docs[0])
 
 
+def test_it_trains_beside_an_elmo_sourced_and_left_uninitialized(tmp_path):
+    """As `spacy train` does with sourced components (configs/elmo_coref_web.cfg): the pipeline's
+    elmo is disabled while elmo_coref initializes, and is not initialized again."""
+    base = spacy.blank("en")
+    base.add_pipe("sentencizer")
+    base.add_pipe("elmo", config={"store": "all"})
+    base.initialize()
+    base.to_disk(tmp_path / "base")
+    source = spacy.load(tmp_path / "base")
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    nlp.add_pipe("elmo", source=source)
+    listener = {
+        "@architectures": "spacy.Tok2Vec.v2",
+        "embed": {"@architectures": "spacy-elmo.ElmoListener.v1", "width": 32, "upstream": "elmo"},
+        "encode": {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": 32, "window_size": 1, "maxout_pieces": 2, "depth": 1},
+    }
+    nlp.add_pipe("elmo_coref", config={"model": dict(TINY, tok2vec=listener)})
+    docs = hand_made(nlp.vocab)[:1]
+    with nlp.select_pipes(disable=["elmo"]):
+        nlp.initialize(lambda: [example(d) for d in docs])
+    fix_random_seed(0)
+    optimizer = nlp.resume_training()
+    for _ in range(3):
+        losses = nlp.update([example(d) for d in docs], sgd=optimizer)
+    assert losses["elmo_coref"] > 0
+    assert all(not node.initializing for node in nlp.get_pipe("elmo_coref").model.walk() if hasattr(node, "initializing"))
+
+
 def test_the_component_runs_without_torch(tmp_path):
     script = f"""
 import sys

@@ -61,7 +61,10 @@ def test_spacy_train_load_and_package(model_files, tmp_path):
 def test_shipped_configs_pass_spacy_debug_config(config):
     if config.startswith("coref"):
         pytest.importorskip("spacy_experimental", reason="the coref configs need the `coref` extra")
-    spacy_cli("debug", "config", str(REPO / "configs" / config), "--paths.train", "train.spacy", "--paths.dev", "dev.spacy")
+    paths = ["--paths.train", "train.spacy", "--paths.dev", "dev.spacy"]
+    if "base_pipeline" in (REPO / "configs" / config).read_text(encoding="utf8"):  # sources components
+        paths += ["--paths.base_pipeline", str(REPO / "pipelines" / "en_elmo_web_base")]
+    spacy_cli("debug", "config", str(REPO / "configs" / config), *paths)
 
 
 def test_init_config_wires_a_listener_into_every_component_and_trains(model_files, tmp_path):
