@@ -1,19 +1,14 @@
 """scripts/compare.py: tables pair the seeds both variants have."""
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from . import load_script
 
 
 @pytest.fixture(scope="module")
 def compare():
-    spec = importlib.util.spec_from_file_location("compare", REPO / "scripts" / "compare.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("compare")
 
 
 def record(name, f1_by_seed, mix=None, bilm=None):

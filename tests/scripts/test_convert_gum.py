@@ -1,15 +1,13 @@
 """scripts/convert_gum.py: a mention's head is its highest word in the dependency tree (GUM's
 Entity annotation has no head field, where udapi would give the first word)."""
-import importlib.util
-from pathlib import Path
-
 import pytest
 import spacy
 from spacy.tokens import DocBin
 
+from . import load_script
+
 pytest.importorskip("udapi")
 
-REPO = Path(__file__).resolve().parents[2]
 # Two sentences of GUM's CoNLL-U (gum-dev, GUM_academic_exposure), with GUM's global.Entity.
 CONLLU = """# newdoc id = GUM_test_heads
 # global.Entity = GRP-etype-infstat-salience-centering-minspan-link-identity
@@ -33,10 +31,7 @@ CONLLU = """# newdoc id = GUM_test_heads
 
 @pytest.fixture(scope="module")
 def convert_gum():
-    spec = importlib.util.spec_from_file_location("convert_gum", REPO / "scripts" / "convert_gum.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("convert_gum")
 
 
 def test_heads_are_the_highest_words_of_the_mentions(convert_gum, tmp_path):

@@ -1,18 +1,12 @@
 """scripts/convert_uner.py: the seeded random low-resource sample."""
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from . import load_script
 
 
 @pytest.fixture(scope="module")
 def convert_uner():
-    spec = importlib.util.spec_from_file_location("convert_uner", REPO / "scripts" / "convert_uner.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("convert_uner")
 
 
 def sentence(i):

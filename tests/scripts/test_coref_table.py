@@ -1,21 +1,17 @@
 """scripts/coref_table.py: means over seeds, gains over the seeds both systems have, LEA from
 either scorer."""
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from . import load_script
+
 KEYS = ("conll", "muc_p", "muc_r", "muc_f", "b3_p", "b3_r", "b3_f", "ceafe_p", "ceafe_r", "ceafe_f")
 
 
 @pytest.fixture(scope="module")
 def coref_table():
-    spec = importlib.util.spec_from_file_location("coref_table", REPO / "scripts" / "coref_table.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("coref_table")
 
 
 def record(conll_by_seed, lea_key="coref_lea_f"):

@@ -1,26 +1,16 @@
 """scripts/evaluate_pipeline.py (CoNLL 2018 attachment scores) and scripts/pipeline_table.py."""
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import spacy
 from spacy.tokens import Doc
 from spacy.training import Example
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-def script(name: str):
-    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+from . import load_script
 
 
 def test_conll18_counts_punctuation_and_the_universal_relation():
-    evaluate = script("evaluate_pipeline")
+    evaluate = load_script("evaluate_pipeline")
     vocab = spacy.blank("en").vocab
     words = ["Bush", "left", "."]
     gold = Doc(vocab, words=words, heads=[1, 1, 1], deps=["nsubj:pass", "ROOT", "punct"])
@@ -32,7 +22,7 @@ def test_conll18_counts_punctuation_and_the_universal_relation():
 
 
 def test_the_table_gives_mean_sd_per_variant_and_the_gain(tmp_path: Path):
-    table = script("pipeline_table")
+    table = load_script("pipeline_table")
     for name, values in {"elmo": [0.95, 0.97], "cnn": [0.94, 0.94], "cnn-vectors": [0.945]}.items():
         runs = [{"seed": seed, "scores": {"pos_acc": value, "ents_per_type": {"PER": {"f": value}}}} for seed, value in enumerate(values)]
         (tmp_path / f"{name}.json").write_text(json.dumps({"runs": runs}))
@@ -48,7 +38,7 @@ def test_the_table_gives_mean_sd_per_variant_and_the_gain(tmp_path: Path):
 
 
 def test_only_finished_seeds_are_scored(tmp_path, capsys):
-    evaluate = script("evaluate_pipeline")
+    evaluate = load_script("evaluate_pipeline")
     for seed in (0, 1, 10):
         (tmp_path / f"seed{seed}" / "model-best").mkdir(parents=True)
     for seed in (0, 10):

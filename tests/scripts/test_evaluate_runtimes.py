@@ -1,24 +1,15 @@
 """scripts/evaluate_runtimes.py on a tiny trained pipeline: four variants scored, differences
 from torch float32, and the float32 graph scoring exactly as torch."""
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
+
+from . import load_script
 
 pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 from ..pipeline.trained_pipeline import train_tiny_pipeline, write_test_set  # noqa: E402
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "evaluate_runtimes.py"
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("evaluate_runtimes", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_four_variants_are_scored_against_torch_float32(tmp_path, capsys, monkeypatch):
@@ -26,7 +17,7 @@ def test_four_variants_are_scored_against_torch_float32(tmp_path, capsys, monkey
 
     monkeypatch.setenv("OMP_NUM_THREADS", "1")  # the script sets it (ONNX Runtime's threads); restored after
     monkeypatch.setattr(torch, "set_num_threads", lambda n: None)  # and torch's, for the whole process
-    script = load_script()
+    script = load_script("evaluate_runtimes")
     pipeline = train_tiny_pipeline(tmp_path / "pipeline")
     test_data = write_test_set(tmp_path / "test.spacy")
     script.main(pipeline, test_data, tmp_path / "out" / "runtimes.json", threads=1, max_drop=0.3)
@@ -46,7 +37,7 @@ def test_four_variants_are_scored_against_torch_float32(tmp_path, capsys, monkey
 
 
 def test_drops_are_in_points_and_checked_against_the_bar():
-    script = load_script()
+    script = load_script("evaluate_runtimes")
     scores = {
         "torch float32": {"ents_f": 0.800, "tag_acc": 0.950, "speed": 1.0},
         "torch int8": {"ents_f": 0.798, "tag_acc": 0.951, "speed": 1.0},

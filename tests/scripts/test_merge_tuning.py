@@ -1,19 +1,14 @@
 """scripts/merge_tuning.py: tuning runs of one combination each, merged and ranked."""
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from . import load_script
 
 
 @pytest.fixture(scope="module")
 def merge_tuning():
-    spec = importlib.util.spec_from_file_location("merge_tuning", REPO / "scripts" / "merge_tuning.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("merge_tuning")
 
 
 def part(dropout, depth, value, config="configs/ner.cfg"):

@@ -1,16 +1,15 @@
 """scripts/summarize_log.py: a training log becomes a compact JSON entry (dev evaluations,
 /usr/bin/time -v, scores), merged into a record; the committed records hold what the docs cite."""
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+from . import load_script
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "summarize_log.py"
-spec = importlib.util.spec_from_file_location("summarize_log", SCRIPT)
-summarize_log = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(summarize_log)
+summarize_log = load_script("summarize_log")
 
 LOG = """seed 1: -m spacy train configs/ner.cfg --output training/ner-elmo/seed1 --system.seed 1
 \x1b[38;5;4mℹ Initial learn rate: 0.001\x1b[0m
