@@ -216,14 +216,15 @@ class ElmoCoref(TrainablePipe):
             )
         # The sample docs are not annotated by elmo; an elmo sourced from a trained pipeline is not
         # initialized again, so its listeners are told here that they may see such docs.
-        listeners = [node for node in self.model.walk() if isinstance(node, ElmoListener)]
+        # Each listener gets back the state it had (an elmo initialized beside it set it already).
+        listeners = {node: node.initializing for node in self.model.walk() if isinstance(node, ElmoListener)}
         for listener in listeners:
             listener.initializing = True
         try:
             self.model.initialize(X=[eg.predicted for eg in examples if len(eg.predicted)] or None)
         finally:
-            for listener in listeners:
-                listener.initializing = False
+            for listener, state in listeners.items():
+                listener.initializing = state
 
     def score(self, examples: Iterable[Example], **kwargs: object) -> Dict[str, float]:
         """CoNLL-2012 metrics (MUC, B³, CEAFe, `coref_conll_f`; needs scorch) and LEA."""
